@@ -1,0 +1,25 @@
+# Two commands do everything on a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+TOOL   := $(VENV)/bin/autotune-rewrite
+EXAMPLE := examples/sm120_mla_decode
+
+.PHONY: setup demo test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[interp,test]'
+	touch $@
+
+demo: setup
+	$(TOOL) scan $(EXAMPLE)
+
+test: setup
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,3 @@
+from autotune_rewrite.cli import main
+
+main()

@@ -1,0 +1,72 @@
+"""The command line: a thin shell over the pipeline stages.
+
+Each command parses flags, calls one pipeline function, hands the result to ``output`` and
+returns the exit code the result asks for. No logic lives here.
+
+Exit codes: 0 nothing to change / all configs launch; 1 changes found / some config cannot
+launch; 2 usage, configuration or internal error (nothing written).
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from autotune_rewrite import output
+from autotune_rewrite.errors import ExitCode, UserError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 = nothing to change / every config can launch; "
+    "1 = changes found / some config cannot launch; 2 = usage, configuration or internal error."
+)
+
+app = typer.Typer(
+    name="autotune-rewrite",
+    help="Find @triton.autotune configs that cannot launch on your target GPU, prove it by "
+    "cross-compiling, and rewrite the decorators. " + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class Color(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+@app.callback()
+def _global(
+    color: Color = typer.Option(Color.auto, "--color", help="Colour on stderr (NO_COLOR is respected)."),
+) -> None:
+    output.set_color(color.value)
+
+
+def _fail(err: UserError) -> typer.Exit:
+    output.error(str(err))
+    return typer.Exit(int(ExitCode.ERROR))
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def scan(
+    path: Path = typer.Argument(..., help="A checkout, folder or file to scan."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes (default: cores; 1 = serial)."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob to skip (replaces the configured list)."),
+    extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", help="Glob to skip, added to the configured list."),
+) -> None:
+    """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites."""
+    raise typer.Exit(int(ExitCode.ERROR))  # wired by the locator
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,169 @@
+"""The data every pipeline stage passes on: frozen, plain, JSON-able.
+
+Stages are pure functions over these objects (find files -> locate -> analyse -> decide ->
+rewrite -> emit). A stage never raises across the pipeline for bad input in one file; it
+returns the error inside its result instead (see ``FileError``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# Triton's own defaults (triton.Config.__init__, 3.3 through 3.9).
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+DEFAULT_NUM_CTAS = 1
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range as LibCST's PositionProvider reports it: lines 1-based, columns 0-based,
+    end exclusive."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class ConfigValue:
+    """One ``triton.Config`` resolved statically.
+
+    ``num_warps`` etc. hold what the source says (None = not given); the ``effective_*``
+    properties apply Triton's defaults. ``span`` is the ``triton.Config(...)`` call in the source
+    when the element is written out literally in the list; None when it was generated (a
+    comprehension, a helper's loop).
+    """
+
+    kwargs: dict[str, Any]
+    num_warps: int | None = None
+    num_stages: int | None = None
+    num_ctas: int | None = None
+    maxnreg: int | None = None
+    has_pre_hook: bool = False
+    span: Span | None = None
+    path: str | None = None  # file holding ``span`` (may differ from the site's: helper modules)
+
+    @property
+    def effective_num_warps(self) -> int:
+        return DEFAULT_NUM_WARPS if self.num_warps is None else self.num_warps
+
+    @property
+    def effective_num_stages(self) -> int:
+        return DEFAULT_NUM_STAGES if self.num_stages is None else self.num_stages
+
+    @property
+    def effective_num_ctas(self) -> int:
+        return DEFAULT_NUM_CTAS if self.num_ctas is None else self.num_ctas
+
+    def label(self) -> str:
+        """Short human label, e.g. ``BLOCK_T=16 w4 s2``."""
+        meta = " ".join(f"{k}={v}" for k, v in self.kwargs.items())
+        parts = [meta] if meta else []
+        parts.append(f"w{self.effective_num_warps} s{self.effective_num_stages}")
+        if self.effective_num_ctas != 1:
+            parts.append(f"ctas{self.effective_num_ctas}")
+        if self.maxnreg is not None:
+            parts.append(f"maxnreg{self.maxnreg}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One parameter of the ``@triton.jit`` function, as written."""
+
+    name: str
+    index: int
+    annotation: str | None = None  # source text, e.g. "tl.constexpr"
+    is_constexpr: bool = False
+    default: str | None = None  # source text of the default, if any
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    """``kernel[grid](...)`` somewhere in the tree, resolved to one autotune site."""
+
+    path: str
+    line: int
+    span: Span
+    callee: str  # source text of what is subscripted, e.g. "_decode_kernel" or "fn"
+    grid: str  # source text of the grid expression
+    positional: int  # number of positional arguments
+    keywords: tuple[str, ...]  # keyword argument names, in order
+    has_star_args: bool = False  # *args or **kwargs present: not safely editable
+    function: str | None = None  # enclosing function's qualified name, None at module level
+
+
+FORM_DECORATOR = "decorator"
+FORM_CALL = "call"
+
+
+@dataclass(frozen=True)
+class AutotuneSite:
+    """One use of ``triton.autotune`` and the kernel it wraps."""
+
+    path: str  # relative to the scan root, POSIX separators
+    line: int  # first line of the decorator / call
+    span: Span  # the ``@triton.autotune(...)`` decorator (without '@') or the call expression
+    form: Literal["decorator", "call"]
+    kernel: str  # name of the wrapped @triton.jit function
+    kernel_span: Span | None  # the ``def`` of the kernel (None if it lives elsewhere)
+    kernel_path: str | None  # file that defines the kernel (usually ``path``)
+    params: tuple[KernelParam, ...]
+    do_not_specialize: tuple[str, ...]
+    decorators: tuple[str, ...]  # qualified names of the whole stack, outermost first
+    key: tuple[str, ...] | None  # None when not statically known
+    key_span: Span | None
+    configs: tuple[ConfigValue, ...] | None  # None when unresolved
+    configs_origin: str | None  # how they were resolved: "literal list", "comprehension", ...
+    configs_span: Span | None  # the ``configs=`` argument expression in the site's file
+    unresolved_reason: str | None
+    prune_configs_by: str | None = None  # source text
+    reset_to_zero: tuple[str, ...] | None = None
+    restore_value: tuple[str, ...] | None = None
+    launches: tuple[LaunchSite, ...] = ()
+
+    @property
+    def ident(self) -> str:
+        """``path::kernel``, the key used in launch-spec tables and reports."""
+        return f"{self.path}::{self.kernel}"
+
+
+@dataclass(frozen=True)
+class FileError:
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    root: str
+    files_scanned: int
+    sites: tuple[AutotuneSite, ...] = ()
+    errors: tuple[FileError, ...] = ()
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses -> dicts, tuples -> lists; for ``--format json``."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    return obj
+
+
+__all__ = [
+    "AutotuneSite",
+    "ConfigValue",
+    "FileError",
+    "KernelParam",
+    "LaunchSite",
+    "ScanResult",
+    "Span",
+    "to_jsonable",
+]
