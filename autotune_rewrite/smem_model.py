@@ -43,7 +43,11 @@ def _terms(names: Sequence[str]) -> list[tuple[str, ...]]:
     # num_stages first in products so terms read like "num_stages*BLOCK_T"
     ordered = sorted(names, key=lambda n: (n != "num_stages", n))
     for degree in range(1, MAX_DEGREE + 1):
-        terms.extend(itertools.combinations(ordered, degree))
+        for term in itertools.combinations(ordered, degree):
+            # Three-way products only as num_stages x a tile (a pipelined buffer): keeps the
+            # search small and the models physical.
+            if degree < 3 or term[0] == "num_stages":
+                terms.append(term)
     return terms
 
 
@@ -137,7 +141,7 @@ def fit_smem_model(points: Sequence[Point]) -> SmemModel | None:
         coefficients=coefficients,
         max_residual=math.ceil(residual),
         points=len(pts),
-        text="SMEM = " + format_terms(coefficients),
+        text=("SMEM = " if residual == 0 else "SMEM ~ ") + format_terms(coefficients),
     )
 
 
@@ -174,13 +178,14 @@ def model_parameters(model: SmemModel) -> set[str]:
 
 
 def _neighbours(name: str, value: int) -> list[int]:
-    """Two other values of a parameter worth compiling: stages step by one (1 stage disables
-    pipelining, a different regime, so never go below 2); tile sizes double (halving quickly
-    goes below what tl.dot accepts)."""
+    """Two other values of a parameter worth compiling: stages step up by one (1 stage disables
+    pipelining, a different regime); tile sizes double, and halve only down to 32: small tiles
+    fall into another regime (fixed scratch buffers outweigh the pipelined tiles, so SMEM
+    becomes a max() of terms, not a sum) and tl.dot rejects dimensions under 16."""
     if name == "num_stages":
         return [value + 1, value + 2]
     if value > 0 and value & (value - 1) == 0:  # a power of two: a tile size
-        return [value * 2, value * 4] if value < 16 else [value * 2, value // 2]
+        return [value * 2, value // 2] if value >= 64 else [value * 2, value * 4]
     return [value + 1, value + 2]
 
 
