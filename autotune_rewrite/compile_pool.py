@@ -88,7 +88,7 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
     from concurrent.futures.process import BrokenProcessPool
 
     with cf.ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
-        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion)
+        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
@@ -171,7 +171,7 @@ def _run_pool(
     broken: list[str] = []
     with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context()) as pool:
         futures = {
-            pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion): key
+            pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion, capture_fds=True): key
             for key, idx in pending.items()
         }
         for future in cf.as_completed(futures):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -257,3 +258,28 @@ def test_a_dying_worker_is_reported_and_the_rest_still_compile(tmp_path):
     assert out[1].error is None and out[1].shared_bytes is not None
     # the crash is not cached (it may be the machine's fault); the good outcome is
     assert len(list((tmp_path / "outcomes").rglob("*.json"))) == 1
+
+
+def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
+    """PTXAS_OPTIONS (read by Triton at import) makes ptxas fail: the outcome carries ptxas's
+    own line, Triton's PTX dump does not reach our stdout, and the cached successes of the same
+    jobs are not served (the setting is part of the key)."""
+    _, _, cache, _ = batch
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_engine_compile import dot_job, BASE
+        from autotune_rewrite.compile_pool import compile_many
+        jobs = [dot_job(BASE["BLOCK_M"], BASE["BLOCK_K"], BASE["num_stages"]), dot_job(32, 64, 4)]
+        for o in compile_many(jobs, workers=2, cache_dir={str(cache)!r}):
+            print(o.cached, o.error)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXAS_OPTIONS": "--no-such-ptxas-flag"}
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert re.fullmatch(r"False ptxas(-blackwell)? fatal: Unknown option '-no-such-ptxas-flag'", line), line
+    assert ".version" not in res.stderr  # no PTX text anywhere
