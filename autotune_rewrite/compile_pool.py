@@ -169,7 +169,8 @@ def _run_pool(
 
     _preload_triton({job.capability for job in jobs})
     broken: list[str] = []
-    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context()) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context())
+    try:
         futures = {
             pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion, capture_fds=True): key
             for key, idx in pending.items()
@@ -182,6 +183,11 @@ def _run_pool(
                 broken.append(key)
                 continue
             finish(key, outcome)
+    except BaseException:
+        # Ctrl-C or a bug: do not sit through the queued compiles (a ``with`` block would).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     for key in broken:
         outcome, crashed = _compile_isolated(jobs[pending[key][0]], triton_dir, fusion)
         finish(key, outcome, store=not crashed)
