@@ -3,8 +3,9 @@
 Why processes and fork: ``triton.compile`` holds the GIL for most of its work, so threads do
 not scale; forking a parent that has already imported Triton's compiler gives workers that start
 compiling at once (spawn would pay the Triton import and backend discovery in every worker).
-Jobs are submitted one by one (a compile costs ~0.2-0.8 s, far above the IPC cost), which keeps
-both cores busy to the end. Identical jobs are compiled once.
+Jobs are submitted one by one, largest tiles first (a compile costs ~0.2-0.8 s, far above the
+IPC cost), which keeps every core busy to the end. Identical jobs are compiled once.
+``workers=1`` compiles in the calling process (no fork; Python-level output capture only).
 
 A worker that dies (an LLVM abort, a segfault) breaks the pool; the jobs it left unfinished are
 then retried one per fresh process, so only the job that really crashes is reported as such.
@@ -67,6 +68,15 @@ def _preload_triton(capabilities: set[int]) -> None:
         pass
     for cap in capabilities:
         make_backend(GPUTarget("cuda", cap, 32))
+
+
+def _cost_estimate(job: CompileJob) -> int:
+    """A rough compile cost: tile sizes (int constexprs above 1) times stages. Only for order."""
+    size = 1
+    for _, value in job.constexprs:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            size *= value
+    return size * max(job.num_stages, 1)
 
 
 def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
@@ -171,9 +181,13 @@ def _run_pool(
     broken: list[str] = []
     pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context())
     try:
+        # Largest first: the last compile to finish sets the wall time, so the long ones
+        # (big tiles, many stages) should not be the ones left over at the end.
+        order = sorted(pending, key=lambda k: _cost_estimate(jobs[pending[k][0]]), reverse=True)
         futures = {
-            pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion, capture_fds=True): key
-            for key, idx in pending.items()
+            pool.submit(compile_job, jobs[pending[key][0]], triton_cache_dir=triton_dir, fp_fusion=fusion,
+                        capture_fds=True): key
+            for key in order
         }
         for future in cf.as_completed(futures):
             key = futures[future]
