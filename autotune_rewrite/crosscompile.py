@@ -88,8 +88,13 @@ def load_kernel(bundle: KernelBundle) -> Any:
         ns = {"__name__": f"autotune_rewrite_bundle_{bid}", "__file__": filename}
         exec(compile(bundle.source, filename, "exec"), ns)  # noqa: S102 - the point of a bundle
         _NAMESPACES[bid] = ns
+    from triton.runtime.jit import JITFunction
+
     fn = ns.get(bundle.kernel)
-    if fn is None or not hasattr(fn, "arg_names"):
+    # A bundle may keep @triton.autotune / @triton.heuristics: they wrap the JITFunction in .fn
+    while fn is not None and not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
+    if not isinstance(fn, JITFunction):
         raise LookupError(f"{bundle.origin}: the bundle defines no @triton.jit function {bundle.kernel!r}")
     return fn
 

@@ -303,3 +303,31 @@ def test_compile_job_alone_cleans_up_its_triton_dir():
     out = compile_job(_broken("odd_arange_kernel", 48))
     assert out.error == "arange's range must be a power of 2 (at 3:11)" and not out.cached
     assert set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*")) <= before
+
+
+def test_a_bundle_may_keep_its_autotune_decorator(tmp_path):
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2)], key=["n"])
+        @triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})
+        @triton.jit
+        def scale_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            if EVEN:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+            else:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+        """
+    )
+    job = CompileJob(
+        bundle=KernelBundle("scale_kernel", source, "scale.py::scale_kernel"),
+        signature=(("x_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr"), ("EVEN", "constexpr")),
+        constexprs=(("BLOCK", 64), ("EVEN", True)),
+        divisible_by_16=("x_ptr", "n"),
+        num_warps=2, num_stages=1, num_ctas=1, maxnreg=None, capability=120,
+    )
+    (out,) = compile_many([job], workers=1, cache_dir=tmp_path)
+    assert out.error is None and out.registers is not None and out.shared_bytes == 0
