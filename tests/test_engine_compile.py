@@ -331,3 +331,13 @@ def test_a_bundle_may_keep_its_autotune_decorator(tmp_path):
     )
     (out,) = compile_many([job], workers=1, cache_dir=tmp_path)
     assert out.error is None and out.registers is not None and out.shared_bytes == 0
+
+
+def test_maxnreg_reaches_ptxas(batch, tmp_path):
+    # Triton drops unknown option keys silently: check that maxnreg really caps the registers.
+    _, outcomes, _, _ = batch
+    hungry = max(outcomes, key=lambda o: o.registers)
+    assert hungry.registers > 96
+    (capped,) = compile_many([dataclasses.replace(hungry.job, maxnreg=96)], workers=1, cache_dir=tmp_path)
+    assert capped.error is None and capped.registers <= 96
+    assert capped.shared_bytes == hungry.shared_bytes
