@@ -289,12 +289,15 @@ def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
 def test_triton_environment_hides_retargeting_and_restores(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm80")
     monkeypatch.setenv("TRITON_CACHE_DIR", "/users/own/cache")
-    with triton_environment(tmp_path):
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION", raising=False)
+    with triton_environment(tmp_path, fp_fusion=False):
+        assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "0"
         assert "TRITON_OVERRIDE_ARCH" not in os.environ
         assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path)
         assert tempfile.gettempdir() == str(tmp_path / "tmp")
     assert os.environ["TRITON_OVERRIDE_ARCH"] == "sm80"
     assert os.environ["TRITON_CACHE_DIR"] == "/users/own/cache"
+    assert "TRITON_DEFAULT_FP_FUSION" not in os.environ
     assert tempfile.gettempdir() != str(tmp_path / "tmp")
 
 
