@@ -32,7 +32,7 @@ from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
-_TRUE = {"1", "true", "on", "yes"}
+_TRUE = {"1", "true", "on", "yes", "y"}  # what libtriton's getenv_bool accepts (any case)
 
 
 def fp_fusion_setting() -> bool:
