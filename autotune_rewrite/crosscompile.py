@@ -108,6 +108,12 @@ def one_line(exc: BaseException, diagnostics: str = "") -> str:
 
     ``diagnostics`` is what the compiler wrote to stdout/stderr meanwhile (MLIR prints its
     ``error:`` lines there and then raises a bare "PassManager::run failed")."""
+    # An error inside a @triton.jit helper arrives wrapped: the caller's CompilationError points
+    # at the call ("^"), its __cause__ at the helper line and the message. Report the innermost.
+    while type(exc).__name__ == "CompilationError" and type(exc.__cause__).__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure"
+    ):
+        exc = exc.__cause__
     text = str(exc).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     name = type(exc).__name__
