@@ -1,0 +1,255 @@
+"""One ``triton.compile`` for a GPU we do not have, and what it tells us.
+
+``compile_job`` runs a ``CompileJob`` the way Triton's runtime would compile that launch
+(signature, constexprs, divisibility attrs, options) for ``GPUTarget("cuda", capability, 32)``,
+then reads ``metadata.shared`` / ``tmem_size`` and the cubin's registers and stack through the
+bundled ``cuobjdump``. A kernel that fails to compile is an outcome with ``error`` set, never an
+exception: the caller reports it as a verdict and goes on.
+
+Environment hygiene: ``TRITON_OVERRIDE_ARCH`` would silently retarget the compile, so it is
+removed while compiling; Triton's own cache goes to a private directory (never the user's
+``~/.triton``); fp fusion is passed as an explicit option (see ``fp_fusion_setting``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import linecache
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from autotune_rewrite import resources
+from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
+
+# Environment variables that would change what triton.compile produces behind our back.
+_UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
+_TRUE = {"1", "true", "on", "yes", "y"}  # what libtriton's getenv_bool accepts (any case)
+
+
+def fp_fusion_setting() -> bool:
+    """What the user's runtime would use: ``TRITON_DEFAULT_FP_FUSION`` if set, else Triton's
+    default (on). Passed explicitly as ``enable_fp_fusion`` and part of the cache key."""
+    value = os.environ.get("TRITON_DEFAULT_FP_FUSION")
+    return True if value is None else value.strip().lower() in _TRUE
+
+
+@contextlib.contextmanager
+def triton_environment(cache_dir: Path, fp_fusion: bool | None = None) -> Iterator[None]:
+    """Point Triton's cache at ``cache_dir`` and drop retargeting variables; restore after.
+
+    ``fp_fusion`` also goes into ``TRITON_DEFAULT_FP_FUSION``: the ``enable_fp_fusion`` option
+    decides it in Triton 3.3-3.6, and the variable covers versions that read only the knob.
+    Python's temporary directory moves into ``cache_dir`` too: Triton's ptxas step leaves its
+    .ptx/.o files in the temp dir when ptxas fails, and those should go away with it."""
+    saved = {k: os.environ.get(k) for k in (*_UNSET_VARS, "TRITON_CACHE_DIR", "TRITON_DEFAULT_FP_FUSION")}
+    saved_tempdir = tempfile.tempdir
+    scratch = cache_dir / "tmp"
+    try:
+        for k in _UNSET_VARS:
+            os.environ.pop(k, None)
+        os.environ["TRITON_CACHE_DIR"] = str(cache_dir)
+        if fp_fusion is not None:
+            os.environ["TRITON_DEFAULT_FP_FUSION"] = "1" if fp_fusion else "0"
+        scratch.mkdir(parents=True, exist_ok=True)
+        tempfile.tempdir = str(scratch)
+        yield
+    finally:
+        tempfile.tempdir = saved_tempdir
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# Exec'd bundles of this process, by hash of (kernel, source): the JITFunction is built once.
+_NAMESPACES: dict[str, dict[str, Any]] = {}
+
+
+def _bundle_id(bundle: KernelBundle) -> str:
+    return hashlib.sha256(f"{bundle.kernel}\0{bundle.source}".encode()).hexdigest()[:16]
+
+
+def load_kernel(bundle: KernelBundle) -> Any:
+    """Execute the bundle's source in a fresh module namespace and return its JITFunction.
+
+    The source is registered in ``linecache`` under a synthetic file name because Triton's
+    ``JITFunction`` reads its own source through ``inspect.getsourcelines``."""
+    bid = _bundle_id(bundle)
+    ns = _NAMESPACES.get(bid)
+    if ns is None:
+        filename = f"<autotune-rewrite bundle {bundle.origin} {bid}>"
+        linecache.cache[filename] = (len(bundle.source), None, bundle.source.splitlines(True), filename)
+        ns = {"__name__": f"autotune_rewrite_bundle_{bid}", "__file__": filename}
+        exec(compile(bundle.source, filename, "exec"), ns)  # noqa: S102 - the point of a bundle
+        _NAMESPACES[bid] = ns
+    from triton.runtime.jit import JITFunction
+
+    fn = ns.get(bundle.kernel)
+    # A bundle may keep @triton.autotune / @triton.heuristics: they wrap the JITFunction in .fn
+    while fn is not None and not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
+    if not isinstance(fn, JITFunction):
+        raise LookupError(f"{bundle.origin}: the bundle defines no @triton.jit function {bundle.kernel!r}")
+    return fn
+
+
+def one_line(exc: BaseException, diagnostics: str = "") -> str:
+    """A compiler error as one line: the message part, without source excerpts or repro commands.
+
+    ``diagnostics`` is what the compiler wrote to stdout/stderr meanwhile (MLIR prints its
+    ``error:`` lines there and then raises a bare "PassManager::run failed")."""
+    # An error inside a @triton.jit helper arrives wrapped: the caller's CompilationError points
+    # at the call ("^"), its __cause__ at the helper line and the message. Report the innermost.
+    while type(exc).__name__ == "CompilationError" and type(exc.__cause__).__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure"
+    ):
+        exc = exc.__cause__
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    name = type(exc).__name__
+    if not lines:
+        return _with_diagnostic(name, diagnostics)
+    if name == "PTXASError":
+        # "PTXAS error: <what>\n`ptxas` stderr:\n<ptxas lines>\nRepro command: ..."
+        log = lines[lines.index("`ptxas` stderr:") + 1 :] if "`ptxas` stderr:" in lines else []
+        log = [ln for ln in log if not ln.startswith("Repro command")]
+        chosen = next((ln for ln in log if "error" in ln or "fatal" in ln), log[0] if log else lines[0])
+        return re.sub(r"\s+:", ":", re.sub(r"^PTXAS error:\s*", "", chosen))
+    if name in ("CompilationError", "CompileTimeAssertionFailure"):
+        # "at 12:4:\n<source line>\n    ^\n<message>": keep the position and the message.
+        position = lines[0].rstrip(":") if lines[0].startswith("at ") else ""
+        message = lines[-1]
+        if name == "CompileTimeAssertionFailure":
+            message = f"static_assert failed: {message}"
+        return f"{message} ({position})" if position else message
+    message = lines[-1] if len(lines) > 1 and lines[0].endswith(":") else lines[0]
+    return _with_diagnostic(f"{name}: {message}", diagnostics)
+
+
+def _with_diagnostic(message: str, diagnostics: str) -> str:
+    first = next((ln.strip() for ln in diagnostics.splitlines() if "error:" in ln), None)
+    return f"{message}: {first}" if first else message
+
+
+@contextlib.contextmanager
+def captured_output(file_descriptors: bool) -> Iterator[io.StringIO]:
+    """Collect what the compiler prints (Triton prints the whole PTX on a ptxas failure; MLIR
+    writes diagnostics to fd 2) so it never mixes with the tool's own output. Redirecting the
+    file descriptors is only done in worker processes: in the caller's process it would also
+    swallow the caller's output (a progress bar on stderr) for the duration."""
+    sink = io.StringIO()
+    if not file_descriptors:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            yield sink
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        try:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                yield sink
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            tmp.seek(0)
+            sink.write(tmp.read().decode("utf-8", "replace"))
+
+
+def _options(job: CompileJob, fp_fusion: bool) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "num_warps": job.num_warps,
+        "num_stages": job.num_stages,
+        "num_ctas": job.num_ctas,
+        "enable_fp_fusion": fp_fusion,
+    }
+    if job.maxnreg is not None:
+        options["maxnreg"] = job.maxnreg
+    return options
+
+
+def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn = load_kernel(job.bundle)
+    signature = dict(job.signature)
+    attrs = {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in job.divisible_by_16}
+    src = ASTSource(fn, signature=signature, constexprs=dict(job.constexprs), attrs=attrs)
+    kernel = triton.compile(src, target=GPUTarget("cuda", job.capability, 32), options=_options(job, fp_fusion))
+    return fn, kernel
+
+
+def compile_job(
+    job: CompileJob,
+    *,
+    triton_cache_dir: Path | None = None,
+    fp_fusion: bool | None = None,
+    capture_fds: bool = False,
+) -> CompileOutcome:
+    """Cross-compile one job and read its resources. Never raises for a kernel that fails to
+    compile (the message is in ``error``); raises UserError only when cuobjdump is missing.
+
+    ``triton_cache_dir``: where Triton may write (default: a temporary directory removed
+    afterwards). ``capture_fds``: also silence file descriptors 1 and 2 while compiling (set by
+    the process pool for its workers)."""
+    fusion = fp_fusion_setting() if fp_fusion is None else fp_fusion
+    cuobjdump = resources.find_cuobjdump()
+    version = resources.triton_version()
+    ptxas = resources.ptxas_version(job.capability)
+    own_dir = triton_cache_dir is None
+    cache_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-")) if own_dir else triton_cache_dir
+    start = time.perf_counter()
+    try:
+        with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
+            try:
+                _, kernel = _compile(job, fusion)
+                usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
+            except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict
+                failure: Exception | None = exc
+            else:
+                failure = None
+        if failure is not None:
+            return CompileOutcome(
+                job=job,
+                shared_bytes=None,
+                tmem_bytes=None,
+                registers=None,
+                spills=None,
+                error=one_line(failure, printed.getvalue()),
+                triton_version=version,
+                ptxas_version=ptxas,
+                seconds=time.perf_counter() - start,
+            )
+        tmem = getattr(kernel.metadata, "tmem_size", None)
+        return CompileOutcome(
+            job=job,
+            shared_bytes=int(kernel.metadata.shared),
+            tmem_bytes=None if tmem is None else int(tmem),
+            registers=usage.registers,
+            spills=usage.spills,
+            error=None,
+            triton_version=version,
+            ptxas_version=ptxas,
+            seconds=time.perf_counter() - start,
+        )
+    finally:
+        if own_dir:
+            shutil.rmtree(cache_dir, ignore_errors=True)
