@@ -45,13 +45,12 @@ def _trim(stmt: cst.CSTNode) -> cst.CSTNode:
     return stmt.with_changes(body=_STUB.with_changes(header=stmt.body.header)) if _is_kernel_def(stmt) and isinstance(stmt.body, cst.IndentedBlock) else stmt
 
 
-def _first_lines(source: str) -> list[int] | None:
-    """First line of each top-level statement as LibCST counts them (``a; b`` is one)."""
+def _statements(source: str) -> list[ast.stmt] | None:
+    """Python's view of the top-level statements (real line numbers, cheap C parser)."""
     try:
-        tree = ast.parse(source)
+        return ast.parse(source).body
     except (SyntaxError, ValueError):
         return None
-    return [s.lineno for s in tree.body]
 
 
 @dataclass
@@ -68,25 +67,27 @@ class ParsedModule:
     _scope: object = field(repr=False, default=None)
     _ends: list[int] = field(repr=False, default_factory=list)
     _shift: list[int] = field(repr=False, default_factory=list)
+    _real_end: dict = field(repr=False, default_factory=dict)
 
     @classmethod
     def parse(cls, path: str, source: str, module_name: str, is_package: bool) -> "ParsedModule":
         module = cst.parse_module(source)
         trimmed = [_trim(s) for s in module.body]
         changed = any(a is not b for a, b in zip(trimmed, module.body))
-        firsts = _first_lines(source) if changed else None
+        firsts = _statements(source) if changed else None
         tree = module.with_changes(body=trimmed) if firsts is not None else module
         pm = cls(path, module_name, is_package, module, tree)
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         res = wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider])
         pm._pos, pm._qn, pm._scope = res[PositionProvider], res[QualifiedNameProvider], res[ScopeProvider]
         if firsts is not None:
-            pm._map_lines(firsts)
+            pm._map_lines(firsts, source, module.body)
         return pm
 
-    def _map_lines(self, firsts: list[int]) -> None:
-        it = iter(firsts)
-        for stmt in self.tree.body:
+    def _map_lines(self, stmts: list[ast.stmt], source: str, original) -> None:
+        it = iter(stmts)
+        lines = None
+        for stmt, orig in zip(self.tree.body, original):
             # LibCST groups ``a; b`` in one SimpleStatementLine; Python's ast has one per part.
             first = next(it)
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -94,7 +95,12 @@ class ParsedModule:
                     next(it)
             rng = self._pos[stmt]
             self._ends.append(rng.end.line)
-            self._shift.append(first - rng.start.line)
+            self._shift.append(first.lineno - rng.start.line)
+            if stmt is not orig:
+                # A trimmed kernel: its real end comes from ast (byte column -> characters).
+                lines = lines or source.splitlines(keepends=True)
+                text = lines[first.end_lineno - 1].encode("utf-8")[: first.end_col_offset]
+                self._real_end[stmt] = (first.end_lineno, len(text.decode("utf-8", "replace")))
 
     # -- metadata -------------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:
@@ -103,6 +109,9 @@ class ParsedModule:
         if self._ends:
             i = min(bisect.bisect_left(self._ends, r.start.line), len(self._ends) - 1)
             shift = self._shift[i]
+        if node in self._real_end:
+            end_line, end_col = self._real_end[node]
+            return Span(r.start.line + shift, r.start.column, end_line, end_col)
         return Span(r.start.line + shift, r.start.column, r.end.line + shift, r.end.column)
 
     def names(self, node: cst.CSTNode) -> frozenset[str]:
