@@ -105,7 +105,7 @@ def test_bad_files_are_reported_and_the_scan_goes_on(tmp_path):
     data = json.loads(proc.stdout)
     assert [s["kernel"] for s in data["sites"]] == ["good"]
     errors = {e["path"]: e["message"] for e in data["errors"]}
-    assert errors["broken.py"].startswith("does not parse (line 3, column 5): expected one of")
+    assert errors["broken.py"].startswith("does not parse (line 3): expected one of")
     assert errors["latin1.py"] == "not UTF-8 (byte 0xe9 on line 1); save the file as UTF-8"
 
 

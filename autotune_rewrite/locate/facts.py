@@ -69,7 +69,7 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
         return ParsedModule.parse(path, source, module_name, is_package)
     except cst.ParserSyntaxError as exc:
         what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
-        return FileError(path, f"does not parse (line {exc.editor_line}, column {exc.editor_column}): "
+        return FileError(path, f"does not parse (line {exc.editor_line}): "
                                f"{what}; fix the syntax or --exclude it")
     except RecursionError:
         return FileError(path, "nested too deeply to parse; --exclude it")
