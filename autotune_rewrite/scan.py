@@ -22,6 +22,7 @@ from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
 
 Progress = Callable[[int, int], None]  # (files done, files total)
+SMALL_TREE = 64
 
 
 def default_jobs() -> int:
@@ -83,7 +84,8 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     fileset = discover(root, settings.exclude, tuple(Path(p) for p in paths or ()))
     base = str(fileset.root)
     files = list(fileset.files)
-    jobs = default_jobs() if jobs is None else max(1, jobs)
+    # A pool costs ~0.1 s to start: by default small trees are scanned in this process.
+    jobs = (default_jobs() if len(files) >= SMALL_TREE else 1) if jobs is None else max(1, jobs)
     total = len(files)
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
     try:
