@@ -95,6 +95,10 @@ def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, m
         return FileFacts(path, sites, tuple(find_launches(pm)), kernels, module_imports(pm))
     except RecursionError:
         return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
+    except Exception as exc:  # a locator bug must not sink the whole scan: name the file
+        return FileFacts(path, error=FileError(
+            path, f"internal error while analysing ({type(exc).__name__}: {exc}); please report it, "
+                  f"or --exclude the file"))
 
 
 def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,

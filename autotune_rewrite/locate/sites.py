@@ -8,7 +8,7 @@ from typing import Callable
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, to_configs, to_names
+from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, decorator_name, jit_options, kernel_info, params_of
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
@@ -51,7 +51,7 @@ def _names_or_none(ev: Evaluator, pm, node) -> tuple[str, ...] | None:
     if node is None:
         return None
     try:
-        return to_names(ev.eval(pm, node, {}))
+        return to_names(evaluate(ev, pm, node))
     except Unresolved:
         return None
 
@@ -68,14 +68,12 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
     else:
         ev = Evaluator(resolve=resolve)
         try:
-            configs = to_configs(ev.eval(pm, configs_node, {}))
+            configs = to_configs(evaluate(ev, pm, configs_node))
             origin = ", ".join(ev.origin) or "literal list"
         except Pending as exc:
             pending, reason = exc.fq, f"configs {exc}"
         except Unresolved as exc:
             reason = f"configs: {exc}"
-        except RecursionError:
-            reason = "configs: nested too deeply to evaluate"
     ev = Evaluator(resolve=resolve)
     key = _names_or_none(ev, pm, args.get("key"))
     prune = args.get("prune_configs_by")
