@@ -122,7 +122,9 @@ def _kernel_from_expr(pm, expr, bindings, depth=0):
     return None, pm.code(expr), (), (), None
 
 
-class _Finder(cst.CSTVisitor):
+class SiteFinder(cst.BatchableCSTVisitor):
+    """Collects ``SiteDraft``s; batchable, so it shares one traversal with the launch collector."""
+
     def __init__(self, pm, resolve):
         self.pm, self.resolve = pm, resolve
         self.sites: list[SiteDraft] = []
@@ -173,9 +175,9 @@ class _Finder(cst.CSTVisitor):
 
 
 def find_sites(pm, resolve: Callable) -> list[SiteDraft]:
-    finder = _Finder(pm, resolve)
-    pm.tree.visit(finder)
+    finder = SiteFinder(pm, resolve)
+    cst.visit_batched(pm.tree, [finder])
     return finder.sites
 
 
-__all__ = ["SiteDraft", "build_site", "decorator_name", "find_sites", "params_of"]
+__all__ = ["SiteDraft", "SiteFinder", "build_site", "find_sites"]
