@@ -82,3 +82,29 @@ def test_crlf_and_tabs(tmp_path, newline):
     assert text_at(text, site.kernel_span).startswith("def k(") and site.kernel_span.end_line == 18
     assert [(l.line, l.span.start_col) for l in site.launches] == [(21, 1)]
     assert cst.parse_module(source.encode()).bytes == source.encode()
+
+
+@pytest.mark.parametrize("name", ["pkg/shapes.py", "pkg/caller.py", "pkg/aliases.py"])
+def test_names_are_what_qualified_name_provider_reports(name):
+    from libcst.metadata import QualifiedNameProvider
+
+    from autotune_rewrite.locate.names import absolute_names
+    from autotune_rewrite.locate.parsed import ParsedModule
+
+    source = (FIXTURES / "repo" / name).read_text()
+    pm = ParsedModule.parse(name, source, "pkg." + name[4:-3], False)
+    provider = MetadataWrapper(pm.tree, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    checked = 0
+
+    class Check(cst.CSTVisitor):
+        def on_visit(self, node):
+            nonlocal checked
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+                value = provider.get(node, set())
+                value = value() if callable(value) else value
+                assert pm.names(node) == absolute_names(value, pm.module_name, False), pm.code(node)
+                checked += 1
+            return True
+
+    pm.tree.visit(Check())
+    assert checked > 50
