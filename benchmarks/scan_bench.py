@@ -31,7 +31,7 @@ import libcst
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autotune_rewrite.files import SITE_MARKER, discover  # noqa: E402
+from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any  # noqa: E402
 from autotune_rewrite.scan import scan  # noqa: E402
 
 KERNEL_BODY = """    pid_b = tl.program_id(0)
@@ -139,7 +139,7 @@ def floor(root: Path, names: frozenset[bytes]) -> tuple[float, int]:
     parsed = 0
     for rel in discover(root).files:
         data = (root / rel).read_bytes()
-        if SITE_MARKER in data or any(n in data for n in names):
+        if is_site_candidate(data) or (may_launch(data) and mentions_any(data, names)):
             libcst.parse_module(data.decode("utf-8"))
             parsed += 1
     return time.perf_counter() - t0, parsed
