@@ -75,7 +75,14 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         except Unresolved as exc:
             reason = f"configs: {exc}"
     ev = Evaluator(resolve=resolve)
-    key = _names_or_none(ev, pm, args.get("key"))
+    key = None
+    if args.get("key") is not None:
+        try:
+            key = to_names(evaluate(ev, pm, args["key"]))
+        except Pending as exc:  # e.g. ``key=KEYS`` imported from another module: linking retries
+            pending = pending or exc.fq
+        except Unresolved:
+            pass
     prune = args.get("prune_configs_by")
     site = AutotuneSite(
         path=pm.path, line=pm.span(call).start_line, span=pm.span(call), form=form, kernel=kernel_name,
