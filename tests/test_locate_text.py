@@ -108,3 +108,12 @@ def test_names_are_what_qualified_name_provider_reports(name):
 
     pm.tree.visit(Check())
     assert checked > 40
+
+
+def test_syntax_python_ast_rejects_falls_back_to_the_whole_module(tmp_path):
+    # ``type X = ...`` parses in LibCST; Python < 3.12's ast rejects it, so no trimming happens.
+    source = KERNEL.replace("import triton.language as tl\n", "import triton.language as tl\n\ntype Alias = int\n")
+    (tmp_path / "mod.py").write_text(source)
+    (site,) = scan(tmp_path, jobs=1).sites
+    assert site.line == 10 and text_at(source, site.configs[0].span) == "triton.Config({'BLOCK': 16}, num_warps=4)"
+    assert text_at(source, site.kernel_span).startswith("def k(") and site.kernel_span.end_line == 20

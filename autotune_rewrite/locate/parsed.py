@@ -98,6 +98,9 @@ class ParsedModule:
         trimmed = [_trim(s) for s in module.body]
         changed = any(a is not b for a, b in zip(trimmed, module.body))
         firsts = _statements(source) if changed else None
+        if firsts is not None and len(firsts) != sum(
+                len(st.body) if isinstance(st, cst.SimpleStatementLine) else 1 for st in module.body):
+            firsts = None  # the two parsers disagree (should not happen): analyse the whole module
         originals: dict = {}
         probes: dict = {}
         if firsts is not None:
