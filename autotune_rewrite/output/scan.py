@@ -65,7 +65,8 @@ def print_table(result: ScanResult) -> None:
             configs = f"[yellow]unresolved[/]: {output.escape(s.unresolved_reason or '')}"
         else:
             configs = "\n".join(output.escape(c.label()) for c in s.configs)
-        key = ", ".join(s.key) if s.key is not None else "?"
+            configs += f"\n[dim]{output.escape(s.configs_origin or '')}[/]"
+        key = (", ".join(s.key) or "(empty)") if s.key is not None else "?"
         launches = "\n".join(f"{l.path}:{l.line}" for l in s.launches) or "-"
         table.add_row(f"{s.path}:{s.line}\n[bold]{output.escape(s.kernel)}[/]", s.form, output.escape(key), configs, launches)
     console.print(table)
