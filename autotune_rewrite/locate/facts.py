@@ -1,0 +1,126 @@
+"""Everything one file says, as plain picklable data: what a worker process sends back.
+
+``analyze_file`` never raises for bad input: a file that is not UTF-8 or does not parse comes
+back as a ``FileError`` naming the file, the place and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from autotune_rewrite.files import is_site_candidate, mentions_any
+from autotune_rewrite.locate.configs import Pending, Unresolved
+from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
+from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
+from autotune_rewrite.locate.names import absolutize
+from autotune_rewrite.locate.parsed import ParsedModule
+from autotune_rewrite.locate.sites import SiteDraft, SiteFinder
+from autotune_rewrite.model import FileError
+
+MODE_SITES = "sites"  # files that mention autotune: sites, kernels and launches
+MODE_LAUNCHES = "launches"  # files that mention a kernel's name: launches and re-exports only
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    path: str
+    sites: tuple[SiteDraft, ...] = ()
+    launches: tuple[LaunchDraft, ...] = ()
+    kernels: dict[str, KernelInfo] = field(default_factory=dict)  # module-level @triton.jit defs
+    imports: dict[str, str] = field(default_factory=dict)  # module-level ``local name -> absolute``
+    error: FileError | None = None
+
+
+def pending_resolver(tree_names: frozenset[str]):
+    """Per-file pass: names of other modules of the tree are left to ``linking``; names from
+    outside the tree (``os``, ``yaml``, ``torch``) are refused here, so linking never re-parses
+    a file for them."""
+
+    def resolve(fq: str):
+        if fq.split(".", 1)[0] in tree_names:
+            raise Pending(fq)
+        raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+
+    return resolve
+
+
+def module_imports(pm: ParsedModule) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for stmt in pm.tree.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = "." * len(small.relative) + (pm.code(small.module) if small.module else "")
+                for alias in small.names:
+                    name = pm.code(alias.name)
+                    local = alias.asname.name.value if alias.asname else name
+                    joined = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+                    out[local] = absolutize(joined, pm.module_name, pm.is_package)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.asname is not None:
+                        out[alias.asname.name.value] = pm.code(alias.name)
+    return out
+
+
+def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> ParsedModule | FileError:
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return FileError(path, f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); save the file as UTF-8")
+    try:
+        return ParsedModule.parse(path, source, module_name, is_package)
+    except cst.ParserSyntaxError as exc:
+        what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
+        return FileError(path, f"does not parse (line {exc.editor_line}): "
+                               f"{what}; fix the syntax or --exclude it")
+    except RecursionError:
+        return FileError(path, "nested too deeply to parse; --exclude it")
+
+
+def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str,
+                   tree_names: frozenset[str] = frozenset()) -> FileFacts:
+    pm = parse_source(path, data, module_name, is_package)
+    if isinstance(pm, FileError):
+        return FileFacts(path, error=pm)
+    try:
+        # One traversal for both collectors (LibCST's batched visitors).
+        collector = LaunchCollector(pm)
+        finder = SiteFinder(pm, pending_resolver(tree_names)) if mode == MODE_SITES else None
+        cst.visit_batched(pm.tree, [collector] if finder is None else [finder, collector])
+        kernels = ({s.name.value: kernel_info(pm, s) for s in pm.tree.body
+                    if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if finder is not None else {})
+        sites = tuple(finder.sites) if finder is not None else ()
+        return FileFacts(path, sites, tuple(collector.drafts()), kernels, module_imports(pm))
+    except RecursionError:
+        return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
+    except Exception as exc:  # a locator bug must not sink the whole scan: name the file
+        return FileFacts(path, error=FileError(
+            path, f"internal error while analysing ({type(exc).__name__}: {exc}); please report it, "
+                  f"or --exclude the file"))
+
+
+def read_source(root: str, path: str) -> bytes | FileFacts:
+    try:
+        return Path(root, path).read_bytes()
+    except OSError as exc:
+        return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
+
+
+def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,
+                 names: frozenset[bytes] = frozenset(), tree_names: frozenset[str] = frozenset()) -> FileFacts | None:
+    """Read, prefilter and analyse one file. None: the prefilter says there is nothing to find
+    (sites: the file never says ``autotune``; launches: it names none of ``names``)."""
+    data = read_source(root, path)
+    if isinstance(data, FileFacts):
+        return data
+    if mode == MODE_SITES and not is_site_candidate(data):
+        return None
+    if mode == MODE_LAUNCHES and not mentions_any(data, names):
+        return None
+    return analyze_source(path, data, module_name, is_package, mode, tree_names)

@@ -1,0 +1,146 @@
+"""The scan pipeline: files -> parse in a process pool -> per-file facts -> link -> ScanResult.
+
+Two passes over the files, both in the pool and both behind a byte prefilter:
+1. every file is read once; those that say ``autotune`` are analysed (sites, kernels,
+   launches, imports); those with a subscript call (``](``) are set aside;
+2. the set-aside files that mention one of the found kernels' names: launches and imports.
+A file is parsed only when it passes a prefilter, and LibCST's metadata runs on a trimmed copy
+(see ``locate.parsed``). ``scan`` is pure: no printing, nothing written.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, module_name
+from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, read_source
+from autotune_rewrite.locate.linking import launch_names, link
+from autotune_rewrite.model import AutotuneSite, ScanResult
+from autotune_rewrite.settings import Settings, load_settings
+
+Progress = Callable[[int, int], None]  # (files done, files total)
+SMALL_TREE = 64
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
+           tree_names: frozenset[str]) -> tuple[list[FileFacts], list[str]]:
+    """One worker task: read, prefilter, analyse. Also returns the files the second pass must
+    look at again (they may launch a kernel)."""
+    out: list[FileFacts] = []
+    later: list[str] = []
+    for p in paths:
+        data = read_source(root, p)
+        if isinstance(data, FileFacts):
+            out.append(data)
+            continue
+        if mode == MODE_SITES and not is_site_candidate(data):
+            if may_launch(data):
+                later.append(p)
+            continue
+        if mode == MODE_LAUNCHES and not mentions_any(data, names):
+            continue
+        out.append(analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names))
+    return out, later
+
+
+def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
+    # Few, large chunks keep the pool's per-task cost low; several per worker keep it balanced
+    # when candidates cluster in one folder (interleaved, so each chunk gets a share).
+    n = max(1, min(len(paths), jobs * 4))
+    return [paths[i::n] for i in range(n)] if paths else []
+
+
+def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: str, jobs: int,
+         progress: Progress | None, done: int, total: int,
+         names: frozenset[bytes] = frozenset(),
+         tree_names: frozenset[str] = frozenset()) -> tuple[list[FileFacts], list[str], int]:
+    chunks = _chunks(paths, jobs)
+    results: Iterable[tuple[list[FileFacts], list[str]]]
+    n = len(chunks)
+    if pool is None:
+        results = (_chunk(root, c, mode, names, tree_names) for c in chunks)
+    else:
+        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n)
+    out: list[FileFacts] = []
+    later: list[str] = []
+    for chunk, (facts, maybe) in zip(chunks, results):
+        out.extend(facts)
+        later.extend(maybe)
+        done += len(chunk)
+        if progress is not None:
+            progress(done, total)
+    return out, sorted(later), done
+
+
+def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = None,
+         settings: Settings | None = None, progress: Progress | None = None) -> ScanResult:
+    """Locate every autotune site under ``root`` (a folder or one file) and its launches.
+
+    ``paths``: explicit files (scanned even if excluded); ``settings``: defaults to the
+    target's own ``[tool.autotune-rewrite]``. Raises ``UserError`` only when nothing can be
+    scanned (missing path, bad settings); per-file problems land in ``ScanResult.errors``.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
+    settings = settings if settings is not None else load_settings(root)
+    fileset = discover(root, settings.exclude, tuple(Path(p) for p in paths or ()))
+    base = str(fileset.root)
+    files = list(fileset.files)
+    # A pool costs ~0.1 s to start: by default small trees are scanned in this process.
+    jobs = (default_jobs() if len(files) >= SMALL_TREE else 1) if jobs is None else max(1, jobs)
+    total = len(files)
+    pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
+    try:
+        first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
+                                  tree_names=_tree_names(files))
+        facts = {f.path: f for f in first}
+        names = launch_names(facts)
+        # Pass 2: only files with a subscript call are read again, and only those that name a
+        # found kernel are parsed (files that merely re-export are read on demand by linking).
+        second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    facts.update({f.path: f for f in second})
+    sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None})
+    errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
+    if progress is not None:
+        progress(total, total)
+    return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors)
+
+
+def _tree_names(files: list[str]) -> frozenset[str]:
+    """Every folder and module name in the tree: an absolute name can only point into the tree
+    when its first part is one of these (``src/`` layouts included)."""
+    names: set[str] = set()
+    for f in files:
+        names.update(module_name(f).split("."))
+    return frozenset(names)
+
+
+def find_site(result: ScanResult, kernel: str, path: str | None = None) -> AutotuneSite | None:
+    """The site wrapping ``kernel`` (``path::kernel`` also accepted); None when absent.
+
+    Raises ``UserError`` when the name is ambiguous (same kernel name in several files)."""
+    if path is None and "::" in kernel:
+        path, kernel = kernel.split("::", 1)
+    hits = [s for s in result.sites if s.kernel == kernel and (path is None or s.path == path)]
+    if len(hits) > 1:
+        where = ", ".join(s.ident for s in hits)
+        raise UserError(f"kernel {kernel} is ambiguous ({where}); name it as path::kernel")
+    return hits[0] if hits else None
+
+
+__all__ = ["default_jobs", "find_site", "scan"]
