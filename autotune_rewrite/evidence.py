@@ -59,6 +59,9 @@ class Occupancy:
     occupancy: float  # active warps / max warps per SM
     limiter: str  # "warps" | "registers" | "shared memory" | "blocks" | "threads"
     reason: str | None  # why it cannot launch, in numbers; None when it can
+    # Blocks/SM each resource alone allows (cudaOccResult.blockLimit*), in the header's order:
+    # ("warps", 12), ("registers", 2), ("shared memory", 1), ("blocks", 24). Added with a default.
+    limits: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
