@@ -44,8 +44,13 @@ _POINTER_CALLS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "
                   "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"}
 
 
+# Triton's canonical spellings; anything else goes through Triton's own alias table.
+_CANONICAL = re.compile(r"(u1|[iu](8|16|32|64)|fp(16|32|64)|bf16|fp8e4nv|fp8e5|fp8e4b15|fp8e4b8|fp8e5b16)")
+
+
 def _canonical_types() -> dict[str, str]:
     # Triton's own table, so "*bfloat16", "int32" and "float" mean what they mean to Triton.
+    # Imported only for aliases: a warm-cache run with canonical types never imports triton.
     from triton._utils import type_canonicalisation_dict
 
     return dict(type_canonicalisation_dict)
@@ -69,6 +74,8 @@ def normalize_type(text: str) -> str | None:
         ty, pointer = ty[:-1], "*"
     if pointer == "*k" and ty.startswith("*"):
         ty = ty[1:]
+    if _CANONICAL.fullmatch(ty):
+        return pointer + ty
     canon = _canonical_types()
     ty = canon.get(ty.replace("_t", ""), canon.get(ty))
     if ty is None or (pointer and ty == "void"):
