@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autotune_rewrite import launch_spec
+from autotune_rewrite import launch_spec, smem_probe
 from autotune_rewrite.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.evidence import (
@@ -35,7 +35,7 @@ from autotune_rewrite.evidence import (
 )
 from autotune_rewrite.kernel_loader import KernelLoadError, load_bundle
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
-from autotune_rewrite.occupancy import occupancy
+from autotune_rewrite.occupancy import occupancy_of
 from autotune_rewrite.resources import ptxas_version, triton_version
 from autotune_rewrite.scan import scan
 from autotune_rewrite.settings import load_settings
@@ -108,17 +108,8 @@ def build_jobs(
 
 def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> ConfigVerdict:
     """Occupancy rules applied to one compile outcome."""
-    if outcome.error is not None or outcome.shared_bytes is None or outcome.registers is None:
-        return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=None)
-    occ = occupancy(
-        target.arch,
-        config.effective_num_warps,
-        outcome.registers,
-        outcome.shared_bytes,
-        config.effective_num_ctas,
-        tmem_columns=outcome.tmem_bytes or 0,
-    )
-    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=occ)
+    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome,
+                         occupancy=occupancy_of(outcome, target.arch))
 
 
 class _Run:
@@ -196,8 +187,6 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     verdicts = [_verdicts(plan, [next(it) for _ in plan.jobs]) for plan in plans]
     wanted = []  # (plan index, target, probe)
     if model:
-        from autotune_rewrite import smem_probe  # TEMP until smem_model merges
-
         for i, plan in enumerate(plans):
             for target in plan.targets:
                 wanted += [(i, target, p) for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
@@ -206,8 +195,6 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     for i, plan in enumerate(plans):
         models, fits = [], []
         if model:
-            from autotune_rewrite import smem_probe  # TEMP until smem_model merges
-
             for target in plan.targets:
                 mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
                 fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine)

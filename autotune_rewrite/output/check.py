@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -33,6 +34,13 @@ def _verdict_text(v: ConfigVerdict) -> str:
     if v.launchable:
         return "launches"
     return f"cannot launch: {v.reason}"
+
+
+def _short_verdict(v: ConfigVerdict) -> str:
+    if v.outcome.error is not None:
+        return "compile error"
+    limiter = v.occupancy.limiter if v.occupancy else "?"
+    return f"cannot launch ({limiter})"
 
 
 def _spec_label(report: KernelReport) -> str:
@@ -175,19 +183,18 @@ def print_table(result: CheckResult) -> None:
             title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
                      f"{esc(_target_label(target))}, {esc(_versions(result, target))}")
             table = Table(title=title, title_justify="left")
-            for col, justify in (("config", "left"), ("SMEM (B)", "right"), ("regs", "right"),
-                                 ("spills", "right"), ("blocks/SM", "right"), ("warps/SM", "right"),
-                                 ("occupancy", "right"), ("verdict", "left")):
-                table.add_column(col, justify=justify, overflow="fold")
+            table.add_column("config", no_wrap=True)
+            for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):
+                table.add_column(col, justify="right", no_wrap=True)
+            table.add_column("verdict", no_wrap=True)
             for v in rows:
                 occ = v.occupancy
                 spills = _kb(v.outcome.spills)
                 if v.outcome.spills:
                     spills = f"[yellow]{spills}[/]"
-                text = esc(_verdict_text(v))
-                verdict = f"[green]{text}[/]" if v.launchable else f"[bold red]{text}[/]"
+                verdict = "[green]launches[/]" if v.launchable else f"[bold red]{_short_verdict(v)}[/]"
                 if report.spec is not None and report.spec.assumed:
-                    verdict += " [yellow](assumed dtypes)[/]"
+                    verdict += " [yellow]assumed[/]"
                 table.add_row(
                     esc(v.config.label()),
                     _kb(v.outcome.shared_bytes),
@@ -195,10 +202,16 @@ def print_table(result: CheckResult) -> None:
                     spills,
                     "-" if occ is None else str(occ.blocks_per_sm),
                     "-" if occ is None else str(occ.warps_per_sm),
-                    "-" if occ is None else f"{occ.occupancy:.1%}" + (f" ({occ.limiter})" if occ.blocks_per_sm else ""),
+                    "-" if occ is None else f"{occ.occupancy:.1%}",
                     verdict,
                 )
+            # Never truncate a number: widen past the terminal (or the 80 columns of a pipe).
+            needed = Measurement.get(console, console.options.update(max_width=1000), table).maximum
+            console.width = max(console.width, needed)
             console.print(table)
+            for v in rows:
+                if not v.launchable:
+                    console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
             model = _model_line(dict(report.smem_models).get(target.arch.name))
             console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
             fit = dict(report.largest_fit).get(target.arch.name)
