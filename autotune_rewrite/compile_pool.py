@@ -12,21 +12,25 @@ then retried one per fresh process, so only the job that really crashes is repor
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
-import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autotune_rewrite import resources
 from autotune_rewrite.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.crosscompile import compile_job, fp_fusion_setting
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+# concurrent.futures and multiprocessing are imported where a pool is made: a warm run that
+# only reads the cache never needs them (they cost ~30 ms of start-up).
 
 Progress = Callable[[int, int], None]
 
@@ -39,21 +43,33 @@ def default_workers() -> int:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     # fork only where it is the safe, cheap default (Linux); elsewhere spawn.
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 
 
-def _preload_triton() -> None:
-    """Import Triton's compiler in the parent so forked workers inherit it."""
-    import triton  # noqa: F401
-    import triton.backends.compiler  # noqa: F401
-    import triton.compiler  # noqa: F401
+def _preload_triton(capabilities: set[int]) -> None:
+    """Do once in the parent what every first compile of a process pays, so forked workers
+    inherit it: the imports, Triton's own source hash (``triton_key``, ~0.3 s: it hashes
+    libtriton) and the backend for each target."""
+    import triton.language  # noqa: F401
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    try:
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+    except ImportError:  # moved in some Triton version: the workers just pay it themselves
+        pass
+    for cap in capabilities:
+        make_backend(GPUTarget("cuda", cap, 32))
 
 
-def _crashed(job: CompileJob, detail: str, fp_fusion: bool) -> CompileOutcome:
-    del fp_fusion
+def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
     return CompileOutcome(
         job=job,
         shared_bytes=None,
@@ -68,12 +84,15 @@ def _crashed(job: CompileJob, detail: str, fp_fusion: bool) -> CompileOutcome:
 
 def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tuple[CompileOutcome, bool]:
     """Compile in a process of its own -> (outcome, crashed)."""
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
     with cf.ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
         future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
-            return _crashed(job, str(exc) or "worker died", fp_fusion), True
+            return _crashed(job, str(exc) or "worker died"), True
 
 
 def compile_many(
@@ -145,7 +164,10 @@ def _run_pool(
     fusion: bool,
     finish: Callable[..., None],
 ) -> None:
-    _preload_triton()
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    _preload_triton({job.capability for job in jobs})
     broken: list[str] = []
     with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context()) as pool:
         futures = {

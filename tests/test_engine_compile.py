@@ -246,3 +246,14 @@ def test_occupancy_of_an_outcome(batch):
     assert occ == occupancy(ARCHS["sm_120"], o.job.num_warps, o.registers, o.shared_bytes)
     with pytest.raises(ValueError, match="compiled for sm_120, not sm_90"):
         occupancy_of(o, ARCHS["sm_90"])
+
+
+def test_a_dying_worker_is_reported_and_the_rest_still_compile(tmp_path):
+    # The bundle's top level ends its process, as an LLVM abort in the compiler would.
+    dying = dataclasses.replace(
+        _broken("k", 16), bundle=KernelBundle("k", "import os\nos._exit(3)\n", "dies.py::k"))
+    out = compile_many([dying, dot_job(32, 32, 2)], workers=2, cache_dir=tmp_path)
+    assert out[0].error.startswith("the compiler process crashed")
+    assert out[1].error is None and out[1].shared_bytes is not None
+    # the crash is not cached (it may be the machine's fault); the good outcome is
+    assert len(list((tmp_path / "outcomes").rglob("*.json"))) == 1
