@@ -85,6 +85,12 @@ def load_kernel(bundle: KernelBundle) -> Any:
 
 def one_line(exc: BaseException) -> str:
     """A compiler error as one line: the message part, without source excerpts or repro commands."""
+    # An error inside a @triton.jit helper arrives wrapped: the caller's CompilationError points
+    # at the call ("^"), its __cause__ at the helper line and the message. Report the innermost.
+    while type(exc).__name__ == "CompilationError" and type(exc.__cause__).__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure"
+    ):
+        exc = exc.__cause__
     text = str(exc).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     name = type(exc).__name__
