@@ -75,12 +75,17 @@ _NEUTRAL_VARS = frozenset({
 })
 
 
+# Prefixes (and names) of the variables triton/knobs.py, MLIR and LLVM read; PTXAS_OPTIONS and
+# DISABLE_PTXAS_OPT carry no TRITON_ prefix.
+_COMPILER_VARS = ("TRITON_", "MLIR_", "LLVM_", "PTXAS_", "NVPTX_", "DISABLE_PTXAS_OPT", "USE_IR_LOC")
+
+
 def compiler_environment() -> tuple[tuple[str, str], ...]:
     """Environment variables Triton, MLIR or LLVM read that could change a compile (e.g.
-    TRITON_PTXAS_OPTIONS, TRITON_DEBUG): a conservative key part, so a changed setting recompiles."""
+    PTXAS_OPTIONS, TRITON_DEBUG): a conservative key part, so a changed setting recompiles."""
     return tuple(sorted(
         (k, v) for k, v in os.environ.items()
-        if k.startswith(("TRITON_", "MLIR_", "LLVM_")) and k not in _NEUTRAL_VARS
+        if k.startswith(_COMPILER_VARS) and k not in _NEUTRAL_VARS
     ))
 
 

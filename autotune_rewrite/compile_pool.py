@@ -3,8 +3,9 @@
 Why processes and fork: ``triton.compile`` holds the GIL for most of its work, so threads do
 not scale; forking a parent that has already imported Triton's compiler gives workers that start
 compiling at once (spawn would pay the Triton import and backend discovery in every worker).
-Jobs are submitted one by one (a compile costs ~0.2-0.8 s, far above the IPC cost), which keeps
-both cores busy to the end. Identical jobs are compiled once.
+Jobs are submitted one by one, largest tiles first (a compile costs ~0.2-0.8 s, far above the
+IPC cost), which keeps every core busy to the end. Identical jobs are compiled once.
+``workers=1`` compiles in the calling process (no fork; Python-level output capture only).
 
 A worker that dies (an LLVM abort, a segfault) breaks the pool; the jobs it left unfinished are
 then retried one per fresh process, so only the job that really crashes is reported as such.
@@ -69,6 +70,15 @@ def _preload_triton(capabilities: set[int]) -> None:
         make_backend(GPUTarget("cuda", cap, 32))
 
 
+def _cost_estimate(job: CompileJob) -> int:
+    """A rough compile cost: tile sizes (int constexprs above 1) times stages. Only for order."""
+    size = 1
+    for _, value in job.constexprs:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            size *= value
+    return size * max(job.num_stages, 1)
+
+
 def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
     return CompileOutcome(
         job=job,
@@ -88,7 +98,7 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
     from concurrent.futures.process import BrokenProcessPool
 
     with cf.ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
-        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion)
+        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
@@ -169,10 +179,15 @@ def _run_pool(
 
     _preload_triton({job.capability for job in jobs})
     broken: list[str] = []
-    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context()) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context())
+    try:
+        # Largest first: the last compile to finish sets the wall time, so the long ones
+        # (big tiles, many stages) should not be the ones left over at the end.
+        order = sorted(pending, key=lambda k: _cost_estimate(jobs[pending[k][0]]), reverse=True)
         futures = {
-            pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion): key
-            for key, idx in pending.items()
+            pool.submit(compile_job, jobs[pending[key][0]], triton_cache_dir=triton_dir, fp_fusion=fusion,
+                        capture_fds=True): key
+            for key in order
         }
         for future in cf.as_completed(futures):
             key = futures[future]
@@ -182,6 +197,11 @@ def _run_pool(
                 broken.append(key)
                 continue
             finish(key, outcome)
+    except BaseException:
+        # Ctrl-C or a bug: do not sit through the queued compiles (a ``with`` block would).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     for key in broken:
         outcome, crashed = _compile_isolated(jobs[pending[key][0]], triton_dir, fusion)
         finish(key, outcome, store=not crashed)

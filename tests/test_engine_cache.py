@@ -66,9 +66,9 @@ def test_key_changes_with_the_toolchain_and_environment(toolchain, monkeypatch):
     assert job_key(JOB, dataclasses.replace(toolchain, triton_version="3.5.0")) != base
     assert job_key(JOB, dataclasses.replace(toolchain, ptxas_versions=((120, "12.8.93"),))) != base
     assert job_key(JOB, current_toolchain({120}, fp_fusion=False)) != base
-    monkeypatch.setenv("TRITON_PTXAS_OPTIONS", "--maxrregcount=64")
+    monkeypatch.setenv("PTXAS_OPTIONS", "--maxrregcount=64")
     assert job_key(JOB, current_toolchain({90, 120}, fp_fusion=True)) != base
-    monkeypatch.delenv("TRITON_PTXAS_OPTIONS")
+    monkeypatch.delenv("PTXAS_OPTIONS")
     monkeypatch.setenv("TRITON_CACHE_DIR", "/elsewhere")  # a place, not a setting
     assert job_key(JOB, current_toolchain({90, 120}, fp_fusion=True)) == base
 

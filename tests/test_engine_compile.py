@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pytest
 
 from autotune_rewrite import compile_pool, resources
 from autotune_rewrite.compile_pool import compile_many
-from autotune_rewrite.crosscompile import compile_job
+from autotune_rewrite.crosscompile import compile_job, triton_environment
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import CompileJob, KernelBundle
 from autotune_rewrite.occupancy import occupancy, occupancy_of
@@ -196,9 +198,9 @@ def test_no_cuobjdump_is_a_user_error(monkeypatch, tmp_path):
         compile_many([dot_job(32, 32, 5)], workers=1, cache_dir=tmp_path)
 
 
-def test_nothing_written_to_home_or_cwd_and_override_arch_ignored(batch, tmp_path):
-    """A fresh process with HOME elsewhere and TRITON_OVERRIDE_ARCH set: the result is the sm_120
-    one, HOME gets no .triton, and the working directory stays empty."""
+def test_nothing_written_to_home_or_cwd(batch, tmp_path):
+    """A fresh process with HOME elsewhere: same result as in the batch, HOME gets no .triton,
+    and the working directory stays empty."""
     _, outcomes, _, _ = batch
     home, cwd, cache = tmp_path / "home", tmp_path / "cwd", tmp_path / "cache"
     home.mkdir(), cwd.mkdir()
@@ -213,7 +215,7 @@ def test_nothing_written_to_home_or_cwd_and_override_arch_ignored(batch, tmp_pat
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT), TRITON_OVERRIDE_ARCH="sm80")
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     base = outcomes[0]
     assert res.stdout.split() == [str(base.shared_bytes), str(base.registers), "None"]
@@ -257,3 +259,47 @@ def test_a_dying_worker_is_reported_and_the_rest_still_compile(tmp_path):
     assert out[1].error is None and out[1].shared_bytes is not None
     # the crash is not cached (it may be the machine's fault); the good outcome is
     assert len(list((tmp_path / "outcomes").rglob("*.json"))) == 1
+
+
+def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
+    """PTXAS_OPTIONS (read by Triton at import) makes ptxas fail: the outcome carries ptxas's
+    own line, Triton's PTX dump does not reach our stdout, and the cached successes of the same
+    jobs are not served (the setting is part of the key)."""
+    _, _, cache, _ = batch
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_engine_compile import dot_job, BASE
+        from autotune_rewrite.compile_pool import compile_many
+        jobs = [dot_job(BASE["BLOCK_M"], BASE["BLOCK_K"], BASE["num_stages"]), dot_job(32, 64, 4)]
+        for o in compile_many(jobs, workers=2, cache_dir={str(cache)!r}):
+            print(o.cached, o.error)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXAS_OPTIONS": "--no-such-ptxas-flag"}
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert re.fullmatch(r"False ptxas(-blackwell)? fatal: Unknown option '-no-such-ptxas-flag'", line), line
+    assert ".version" not in res.stderr  # no PTX text anywhere
+
+
+def test_triton_environment_hides_retargeting_and_restores(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm80")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/users/own/cache")
+    with triton_environment(tmp_path):
+        assert "TRITON_OVERRIDE_ARCH" not in os.environ
+        assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path)
+        assert tempfile.gettempdir() == str(tmp_path / "tmp")
+    assert os.environ["TRITON_OVERRIDE_ARCH"] == "sm80"
+    assert os.environ["TRITON_CACHE_DIR"] == "/users/own/cache"
+    assert tempfile.gettempdir() != str(tmp_path / "tmp")
+
+
+def test_compile_job_alone_cleans_up_its_triton_dir():
+    before = set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*"))
+    out = compile_job(_broken("odd_arange_kernel", 48))
+    assert out.error == "arange's range must be a power of 2 (at 3:11)" and not out.cached
+    assert set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*")) <= before

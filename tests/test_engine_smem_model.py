@@ -99,3 +99,16 @@ def test_format_terms():
     assert format_terms((("A", -2.0), ("1", 512.0))) == "-2*A + 512"
     assert format_terms((("A", 1.5), ("1", -3.0))) == "1.5*A - 3"
     assert format_terms(()) == "0"
+
+
+def test_four_terms_over_five_parameters_quickly():
+    # 5 varying parameters give 22 candidate terms: 4-term models come from a beam search.
+    values = {"BLOCK_H": (16, 32, 64), "BLOCK_T": (16, 32, 64), "BLOCK_K": (32, 64, 128),
+              "num_warps": (4, 8), "num_stages": (2, 3, 4)}
+    points = []
+    for i in range(20):  # a deterministic spread of parameter sets
+        p = {n: v[(i * (k + 2) + i // 3) % len(v)] for k, (n, v) in enumerate(values.items())}
+        s = 2 * p["num_stages"] * p["BLOCK_T"] * p["BLOCK_K"] + 3 * p["BLOCK_H"] * p["BLOCK_K"] + 7 * p["BLOCK_T"] + 999
+        points.append((p, s))
+    model = fit_smem_model(points)
+    assert model.text == "SMEM = 7*BLOCK_T + 3*BLOCK_H*BLOCK_K + 2*num_stages*BLOCK_K*BLOCK_T + 999"

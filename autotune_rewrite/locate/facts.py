@@ -11,8 +11,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from autotune_rewrite.files import is_site_candidate
-from autotune_rewrite.locate.configs import Pending
+from autotune_rewrite.files import is_site_candidate, mentions_any
+from autotune_rewrite.locate.configs import Pending, Unresolved
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchDraft, find_launches
 from autotune_rewrite.locate.names import absolutize
@@ -34,9 +34,17 @@ class FileFacts:
     error: FileError | None = None
 
 
-def pending_resolver(fq: str):
-    """Per-file pass: another module's names are left to ``linking``."""
-    raise Pending(fq)
+def pending_resolver(tree_names: frozenset[str]):
+    """Per-file pass: names of other modules of the tree are left to ``linking``; names from
+    outside the tree (``os``, ``yaml``, ``torch``) are refused here, so linking never re-parses
+    a file for them."""
+
+    def resolve(fq: str):
+        if fq.split(".", 1)[0] in tree_names:
+            raise Pending(fq)
+        raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+
+    return resolve
 
 
 def module_imports(pm: ParsedModule) -> dict[str, str]:
@@ -63,22 +71,25 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return FileError(path, f"not UTF-8 (invalid byte at offset {exc.start}); save the file as UTF-8")
+        line = data.count(b"\n", 0, exc.start) + 1
+        return FileError(path, f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); save the file as UTF-8")
     try:
         return ParsedModule.parse(path, source, module_name, is_package)
     except cst.ParserSyntaxError as exc:
-        return FileError(path, f"does not parse (line {exc.raw_line}, column {exc.raw_column}): "
-                               f"{exc.message.splitlines()[0] if exc.message else 'syntax error'}; fix the syntax or --exclude it")
+        what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
+        return FileError(path, f"does not parse (line {exc.editor_line}): "
+                               f"{what}; fix the syntax or --exclude it")
     except RecursionError:
         return FileError(path, "nested too deeply to parse; --exclude it")
 
 
-def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str) -> FileFacts:
+def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str,
+                   tree_names: frozenset[str] = frozenset()) -> FileFacts:
     pm = parse_source(path, data, module_name, is_package)
     if isinstance(pm, FileError):
         return FileFacts(path, error=pm)
     try:
-        sites = tuple(find_sites(pm, pending_resolver)) if mode == MODE_SITES else ()
+        sites = tuple(find_sites(pm, pending_resolver(tree_names))) if mode == MODE_SITES else ()
         kernels = ({s.name.value: kernel_info(pm, s) for s in pm.tree.body
                     if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if mode == MODE_SITES else {})
         return FileFacts(path, sites, tuple(find_launches(pm)), kernels, module_imports(pm))
@@ -86,12 +97,16 @@ def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, m
         return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
 
 
-def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str) -> FileFacts | None:
-    """Read, prefilter and analyse one file. None: a site-mode file that never says autotune."""
+def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,
+                 names: frozenset[bytes] = frozenset(), tree_names: frozenset[str] = frozenset()) -> FileFacts | None:
+    """Read, prefilter and analyse one file. None: the prefilter says there is nothing to find
+    (sites: the file never says ``autotune``; launches: it names none of ``names``)."""
     try:
         data = Path(root, path).read_bytes()
     except OSError as exc:
         return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
     if mode == MODE_SITES and not is_site_candidate(data):
         return None
-    return analyze_source(path, data, module_name, is_package, mode)
+    if mode == MODE_LAUNCHES and not mentions_any(data, names):
+        return None
+    return analyze_source(path, data, module_name, is_package, mode, tree_names)

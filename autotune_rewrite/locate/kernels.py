@@ -32,13 +32,13 @@ def decorator_name(pm, expr: cst.BaseExpression) -> str:
 
 
 def params_of(pm, fn: cst.FunctionDef) -> tuple[KernelParam, ...]:
-    p = fn.params
+    p = pm.original(fn).params
     out = []
     for i, param in enumerate([*p.posonly_params, *p.params, *p.kwonly_params]):
         ann = param.annotation.annotation if param.annotation is not None else None
         ann_text = pm.code(ann) if ann is not None else None
         is_constexpr = ann is not None and (
-            bool(pm.names(ann) & CONSTEXPR)
+            bool(pm.annotation_names(ann) & CONSTEXPR)
             or (isinstance(ann, cst.SimpleString) and ann.evaluated_value.rsplit(".", 1)[-1] == "constexpr")
         )
         default = pm.code(param.default) if param.default is not None else None

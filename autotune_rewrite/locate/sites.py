@@ -130,6 +130,7 @@ class _Finder(cst.CSTVisitor):
         self.sites: list[SiteDraft] = []
         self.stack: list[str] = []
         self.bindings = pm.module_bindings()
+        self.seen: set[int] = set()  # call-form nodes already reported (``visit_Assign`` sees them first)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         pm = self.pm
@@ -155,18 +156,16 @@ class _Finder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         # A call form not on the right of ``name = ...`` (e.g. passed along): no launch handle.
-        if isinstance(node.func, cst.Call) and _is_autotune_call(self.pm, node.func) and id(node) not in self._seen:
+        if isinstance(node.func, cst.Call) and _is_autotune_call(self.pm, node.func):
             self._call_form(node, None)
-
-    _seen: set = set()
 
     def _call_form(self, value, target) -> None:
         pm = self.pm
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and _is_autotune_call(pm, value.func)):
             return
-        if id(value) in self._seen:
+        if id(value) in self.seen:
             return
-        self._seen = self._seen | {id(value)}
+        self.seen.add(id(value))
         info, name, extra, _dns, ref = (_kernel_from_expr(pm, value.args[0].value, self.bindings)
                                         if value.args else (None, "?", (), (), None))
         handle = (f"{pm.module_name}.{target.value}"
@@ -177,7 +176,6 @@ class _Finder(cst.CSTVisitor):
 
 def find_sites(pm, resolve: Callable) -> list[SiteDraft]:
     finder = _Finder(pm, resolve)
-    finder._seen = set()
     pm.tree.visit(finder)
     return finder.sites
 
