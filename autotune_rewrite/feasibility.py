@@ -84,9 +84,12 @@ def build_jobs(
     spec: LaunchSpec,
     configs: Sequence[ConfigValue],
     archs: Sequence[str | Target],
-    bundle: KernelBundle,
+    bundle: KernelBundle | None = None,
+    root: Path | str = ".",
 ) -> list[CompileJob]:
-    """One job per (target, config), target-major, specialized as the runtime would."""
+    """One job per (target, config), target-major, specialized as the runtime would.
+    ``bundle``: the isolated kernel (built from ``root`` when not given)."""
+    bundle = bundle or _bundle(Path(root), site)
     jobs = []
     for target in resolve_targets(archs):
         for config in configs:
