@@ -2,7 +2,7 @@
 
 Pure functions over frozen data:
 
-- ``build_jobs(site, spec, configs, targets, bundle)``: the ``CompileJob`` per (target, config),
+- ``build_jobs(site, spec, configs, archs)``: the ``CompileJob`` per (target, config),
   specialized as Triton's runtime would (``launch_spec.specialize``);
 - ``evaluate_configs(root, site, spec, configs, archs)``: verdicts for any configs, including
   candidates that are not in the source (the rewriter's w8 or s+1 variants);
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import launch_spec, smem_probe
@@ -278,6 +278,9 @@ def _check_sites(root: Path, work, targets, run: _Run, model: bool = True,
             bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.bundle_cache)
         except KernelLoadError as exc:
             reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
+            continue
+        if not specs:
+            reports.append(_skip(site, "no launch spec: give its parameter types in the settings"))
             continue
         for spec in specs:
             plan = _plan(site, spec, bundle, site.configs, targets)
