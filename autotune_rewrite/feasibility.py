@@ -257,6 +257,21 @@ def check_site(
     return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
+def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = None) -> tuple[LaunchSpec, ...]:
+    """The launch specs of ``site`` from the settings at ``root`` and the source (for callers
+    such as the rewriter that evaluate configs of one site). Raises ``UserError`` with the
+    ready-to-paste stanza when types or values are missing, ``KernelLoadError`` when the kernel
+    cannot be isolated."""
+    settings = load_settings(Path(root))
+    settings_file = _display(settings.source)
+    entries = launch_spec.spec_entries(settings.raw, settings_file)
+    bundle = _bundle(Path(root), site)
+    resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file)
+    if not resolution.ok:
+        raise launch_spec.missing_error([resolution])
+    return resolution.specs
+
+
 def _skip(site: AutotuneSite, error: str) -> KernelReport:
     return KernelReport(site=site, spec=None, error=error)
 
@@ -369,4 +384,5 @@ def _display(source: str | None) -> str:
         return source
 
 
-__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "verdict"]
+__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "specs_for",
+           "verdict"]
