@@ -336,12 +336,14 @@ def check(
     path = Path(root)
     if not path.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
-    settings = load_settings(path)
+    # A single file is checked from its project root so its path (and the settings' keys) read
+    # as they do when the whole checkout is checked.
+    base = _project_root(path) if path.is_file() else path
+    settings = load_settings(base)
     settings_file = _display(settings.source)
     targets = resolve_targets(archs or settings.arch)
     entries = launch_spec.spec_entries(settings.raw, settings_file)
-    result = scan(path, jobs=workers, settings=settings)
-    base = Path(result.root)
+    result = scan(base, paths=[path.resolve()] if path.is_file() else None, jobs=workers, settings=settings)
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)
@@ -372,6 +374,19 @@ def check(
         cached=run.cached,
         seconds=time.perf_counter() - start,
     )
+
+
+def _project_root(file: Path) -> Path:
+    """The nearest folder above ``file`` holding autotune-rewrite settings, else the nearest
+    holding a pyproject.toml or .git, else the file's own folder."""
+    folders = list(file.resolve().parents)
+    for d in folders:
+        if (d / "autotune-rewrite.toml").is_file() or load_settings(d).source:
+            return d
+    for d in folders:
+        if (d / "pyproject.toml").is_file() or (d / ".git").exists():
+            return d
+    return file.resolve().parent
 
 
 def _display(source: str | None) -> str:
