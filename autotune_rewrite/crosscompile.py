@@ -32,7 +32,7 @@ from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
-_TRUE = {"1", "true", "on", "yes"}
+_TRUE = {"1", "true", "on", "yes", "y"}  # what libtriton's getenv_bool accepts (any case)
 
 
 def fp_fusion_setting() -> bool:
@@ -43,18 +43,22 @@ def fp_fusion_setting() -> bool:
 
 
 @contextlib.contextmanager
-def triton_environment(cache_dir: Path) -> Iterator[None]:
+def triton_environment(cache_dir: Path, fp_fusion: bool | None = None) -> Iterator[None]:
     """Point Triton's cache at ``cache_dir`` and drop retargeting variables; restore after.
 
-    Python's temporary directory moves there too: Triton's ptxas step leaves its .ptx/.o
-    files in the temp dir when ptxas fails, and those should go away with ``cache_dir``."""
-    saved = {k: os.environ.get(k) for k in (*_UNSET_VARS, "TRITON_CACHE_DIR")}
+    ``fp_fusion`` also goes into ``TRITON_DEFAULT_FP_FUSION``: the ``enable_fp_fusion`` option
+    decides it in Triton 3.3-3.6, and the variable covers versions that read only the knob.
+    Python's temporary directory moves into ``cache_dir`` too: Triton's ptxas step leaves its
+    .ptx/.o files in the temp dir when ptxas fails, and those should go away with it."""
+    saved = {k: os.environ.get(k) for k in (*_UNSET_VARS, "TRITON_CACHE_DIR", "TRITON_DEFAULT_FP_FUSION")}
     saved_tempdir = tempfile.tempdir
     scratch = cache_dir / "tmp"
     try:
         for k in _UNSET_VARS:
             os.environ.pop(k, None)
         os.environ["TRITON_CACHE_DIR"] = str(cache_dir)
+        if fp_fusion is not None:
+            os.environ["TRITON_DEFAULT_FP_FUSION"] = "1" if fp_fusion else "0"
         scratch.mkdir(parents=True, exist_ok=True)
         tempfile.tempdir = str(scratch)
         yield
@@ -88,8 +92,13 @@ def load_kernel(bundle: KernelBundle) -> Any:
         ns = {"__name__": f"autotune_rewrite_bundle_{bid}", "__file__": filename}
         exec(compile(bundle.source, filename, "exec"), ns)  # noqa: S102 - the point of a bundle
         _NAMESPACES[bid] = ns
+    from triton.runtime.jit import JITFunction
+
     fn = ns.get(bundle.kernel)
-    if fn is None or not hasattr(fn, "arg_names"):
+    # A bundle may keep @triton.autotune / @triton.heuristics: they wrap the JITFunction in .fn
+    while fn is not None and not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
+    if not isinstance(fn, JITFunction):
         raise LookupError(f"{bundle.origin}: the bundle defines no @triton.jit function {bundle.kernel!r}")
     return fn
 
@@ -209,7 +218,7 @@ def compile_job(
     cache_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-")) if own_dir else triton_cache_dir
     start = time.perf_counter()
     try:
-        with triton_environment(cache_dir), captured_output(capture_fds) as printed:
+        with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
                 _, kernel = _compile(job, fusion)
                 usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)

@@ -4,8 +4,9 @@ Candidate terms are monomials of the parameters that vary across the points (eac
 and products of two or three distinct ones such as ``num_stages*BLOCK_T``), plus a constant.
 The fit takes the *simplest* model that explains the points: fewest terms first, then lowest
 degree, then integer coefficients; an exact model (every point reproduced to the byte) wins over
-any inexact one. A model must leave at least one point unexplained-by-construction (more points
-than terms) so that an exact fit is evidence, not interpolation.
+any inexact one. A model of k terms needs at least k + 2 distinct points: with thousands of
+candidate subsets, k + 1 points are too easily matched by a wrong model, so an exact fit must
+be confirmed by points it was not forced through.
 
 Least squares is small (a handful of terms): the subset search uses floats and the chosen model
 is re-solved exactly with ``fractions.Fraction`` so the coefficients and residuals are exact.
@@ -99,12 +100,12 @@ def _max_residual(coefs: Sequence[float | Fraction], rows: list[list[int]], y: l
 
 def fit_smem_model(points: Sequence[Point]) -> SmemModel | None:
     """The simplest linear model of shared bytes over the varying parameters, or None when the
-    points cannot determine one (fewer than two distinct points, or every subset singular)."""
+    points cannot determine one (fewer than three distinct points, or every subset singular)."""
     clean = [(dict(p), int(s)) for p, s in points if s is not None]
     # identical parameter sets add nothing; conflicting ones make any model inexact (kept)
     unique = {tuple(sorted(p.items())): (p, s) for p, s in clean}
     pts = list(unique.values())
-    if len(pts) < 2:
+    if len(pts) < 3:
         return None
     names = _varying(pts)
     terms = _terms(names)
@@ -115,7 +116,7 @@ def fit_smem_model(points: Sequence[Point]) -> SmemModel | None:
     rhs = [sum(x * v for x, v in zip(ci, y)) for ci in columns]
     best: tuple | None = None  # (rank, coefficients, terms, residual)
     previous: list[tuple[float, tuple[int, ...]]] = []  # (residual, subset) of the last size
-    for k in range(1, min(MAX_TERMS, len(pts) - 1) + 1):
+    for k in range(1, min(MAX_TERMS, len(pts) - 2) + 1):
         if math.comb(len(terms), k) <= MAX_SUBSETS:
             candidates: Iterable[tuple[int, ...]] = itertools.combinations(range(len(terms)), k)
         else:  # too many to try: grow the best smaller models by one term (a beam search)

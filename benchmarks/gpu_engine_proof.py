@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 import triton
+from triton.runtime.errors import OutOfResources
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,6 +51,12 @@ CONFIGS = [
     (32, 32, 32, 4, 2), (64, 64, 32, 4, 2), (64, 64, 32, 4, 3), (64, 64, 64, 4, 4),
     (128, 64, 32, 4, 3), (128, 64, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 4, 4),
     (128, 128, 64, 2, 2), (256, 128, 64, 8, 3), (64, 64, 128, 4, 5),
+    # exactly 49,152 B (48 KB, the launcher does not opt in) and shared-memory-limited: blocks/SM
+    # would be 0 if the function carried 1 KB of static shared memory (cuobjdump prints
+    # SHARED:1024 for sm_90 cubins); the occupancy model says it carries none
+    (64, 64, 64, 8, 3), (64, 64, 64, 4, 3),
+    # over the sm_90 opt-in limit (about 240 KB > 232,448 B): Triton must refuse it at launch
+    (256, 128, 64, 8, 5),
 ]
 
 CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
@@ -80,9 +87,20 @@ def main() -> int:
     for (m, n, k, w, s), out in zip(CONFIGS, static):
         c = torch.empty(SIZE, SIZE, device="cuda", dtype=torch.float32)
         grid = (triton.cdiv(SIZE, m), triton.cdiv(SIZE, n))
-        compiled = kernel[grid](a, b, c, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
-                                BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_warps=w, num_stages=s)
-        torch.cuda.synchronize()
+        occ = occupancy(target.arch, w, out.registers, out.shared_bytes) if out.error is None else None
+        try:
+            compiled = kernel[grid](a, b, c, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
+                                    BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, num_warps=w, num_stages=s)
+            torch.cuda.synchronize()
+        except OutOfResources as exc:  # the autotuner's "inf": our verdict must say it cannot launch
+            row = {"config": {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "num_warps": w, "num_stages": s},
+                   "static": {"shared": out.shared_bytes, "blocks_per_sm": occ.blocks_per_sm if occ else None,
+                              "reason": occ.reason if occ else out.error},
+                   "driver": {"OutOfResources": str(exc)}}
+            row["match"] = occ is not None and occ.blocks_per_sm == 0
+            all_match &= row["match"]
+            rows.append(row)
+            continue
         blocks = ctypes.c_int(0)
         rc = libcuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
             ctypes.byref(blocks), ctypes.c_void_p(compiled.function), ctypes.c_int(32 * w),
@@ -90,7 +108,6 @@ def main() -> int:
         static_shared = ctypes.c_int(-1)
         libcuda.cuFuncGetAttribute(ctypes.byref(static_shared), CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                    ctypes.c_void_p(compiled.function))
-        occ = occupancy(target.arch, w, out.registers, out.shared_bytes) if out.error is None else None
         row = {
             "config": {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "num_warps": w, "num_stages": s},
             "static": {"shared": out.shared_bytes, "registers": out.registers, "spills": out.spills,

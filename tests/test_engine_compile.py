@@ -289,12 +289,15 @@ def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
 def test_triton_environment_hides_retargeting_and_restores(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm80")
     monkeypatch.setenv("TRITON_CACHE_DIR", "/users/own/cache")
-    with triton_environment(tmp_path):
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION", raising=False)
+    with triton_environment(tmp_path, fp_fusion=False):
+        assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "0"
         assert "TRITON_OVERRIDE_ARCH" not in os.environ
         assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path)
         assert tempfile.gettempdir() == str(tmp_path / "tmp")
     assert os.environ["TRITON_OVERRIDE_ARCH"] == "sm80"
     assert os.environ["TRITON_CACHE_DIR"] == "/users/own/cache"
+    assert "TRITON_DEFAULT_FP_FUSION" not in os.environ
     assert tempfile.gettempdir() != str(tmp_path / "tmp")
 
 
@@ -303,3 +306,41 @@ def test_compile_job_alone_cleans_up_its_triton_dir():
     out = compile_job(_broken("odd_arange_kernel", 48))
     assert out.error == "arange's range must be a power of 2 (at 3:11)" and not out.cached
     assert set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*")) <= before
+
+
+def test_a_bundle_may_keep_its_autotune_decorator(tmp_path):
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2)], key=["n"])
+        @triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})
+        @triton.jit
+        def scale_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            if EVEN:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+            else:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+        """
+    )
+    job = CompileJob(
+        bundle=KernelBundle("scale_kernel", source, "scale.py::scale_kernel"),
+        signature=(("x_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr"), ("EVEN", "constexpr")),
+        constexprs=(("BLOCK", 64), ("EVEN", True)),
+        divisible_by_16=("x_ptr", "n"),
+        num_warps=2, num_stages=1, num_ctas=1, maxnreg=None, capability=120,
+    )
+    (out,) = compile_many([job], workers=1, cache_dir=tmp_path)
+    assert out.error is None and out.registers is not None and out.shared_bytes == 0
+
+
+def test_maxnreg_reaches_ptxas(batch, tmp_path):
+    # Triton drops unknown option keys silently: check that maxnreg really caps the registers.
+    _, outcomes, _, _ = batch
+    hungry = max(outcomes, key=lambda o: o.registers)
+    assert hungry.registers > 96
+    (capped,) = compile_many([dataclasses.replace(hungry.job, maxnreg=96)], workers=1, cache_dir=tmp_path)
+    assert capped.error is None and capped.registers <= 96
+    assert capped.shared_bytes == hungry.shared_bytes

@@ -47,10 +47,12 @@ def test_too_few_points_is_none():
     assert fit_smem_model([]) is None
     assert fit_smem_model(MLA_POINTS[:1]) is None
     assert fit_smem_model([MLA_POINTS[0], MLA_POINTS[0]]) is None
+    # two points determine a line, so they cannot confirm one
+    assert fit_smem_model(MLA_POINTS[:2]) is None
 
 
 def test_single_varying_parameter():
-    points = [({"BLOCK": b, "num_stages": 2}, 512 + 96 * b) for b in (16, 32, 64)]
+    points = [({"BLOCK": b, "num_stages": 2}, 512 + 96 * b) for b in (16, 32, 64, 128)]
     model = fit_smem_model(points)
     assert model.text == "SMEM = 96*BLOCK + 512"
 

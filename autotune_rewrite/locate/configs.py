@@ -15,6 +15,7 @@ resolver that follows the import into the tree.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -121,6 +122,8 @@ class Evaluator(HelperCalls):
             if fq.startswith(prefix) and "." not in fq[len(prefix):]:
                 return self.module_value(pm, fq[len(prefix):])
         fq = sorted(names)[0]
+        if fq.startswith("builtins."):
+            raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
         value = self.resolve(fq)
         self.note(f"imported from {fq.rsplit('.', 1)[0]}")
         return value
@@ -144,8 +147,13 @@ class Evaluator(HelperCalls):
         return self._name(pm, n, env)
 
     def _e_Attribute(self, pm, n, env):
-        # ``c.num_warps`` on a local value; ``triton.Config`` / ``mod.VAR`` by qualified name.
-        if (isinstance(n.value, cst.Name) and n.value.value in env) or not pm.names(n):
+        # ``c.num_warps`` on a value; ``triton.Config`` / ``mod.VAR`` by qualified name (a
+        # dotted chain rooted at a name that is not local).
+        root = n.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
+        if not dotted or not pm.names(n):
             obj = self.eval(pm, n.value, env)
             return _attribute(obj, n.attr.value)
         return self._qualified(pm, n, _short(pm, n))
@@ -202,6 +210,7 @@ class Evaluator(HelperCalls):
             raise Unresolved("unsupported operator")
         if isinstance(n.operator, cst.Add) and isinstance(left, list):
             self.note("concatenation")
+        _check_size(type(n.operator), left, right)
         try:
             out = fn(left, right)
         except Exception as exc:  # a type error in the user's expression: we cannot know it
@@ -339,10 +348,10 @@ class Evaluator(HelperCalls):
             if short == "sorted":
                 return sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False)))
             if short == "product":
-                out = [tuple(p) for p in itertools.product(*[iterable(a) for a in args])]
-                if len(out) > MAX_ITEMS:
+                pools = [iterable(a) for a in args]
+                if math.prod(len(p) for p in pools) > MAX_ITEMS:
                     raise Unresolved("too large to evaluate statically")
-                return out
+                return [tuple(p) for p in itertools.product(*pools)]
             if short == "range":
                 r = range(*args)
                 if len(r) > MAX_ITEMS:
@@ -369,6 +378,34 @@ class Evaluator(HelperCalls):
 
     # -- calling helpers ------------------------------------------------------------------------
 _IN_PROGRESS = object()
+
+
+def _check_size(op: type, left, right) -> None:
+    """Refuse before computing what would be huge (``"x" * 10**9``, ``2 ** 10**9``)."""
+    too_big = False
+    if op is cst.Power and isinstance(right, int) and isinstance(left, int):
+        too_big = abs(right) > 256 and abs(left) > 1
+    elif op is cst.LeftShift and isinstance(right, int):
+        too_big = right > 256
+    elif op is cst.Multiply:
+        for seq, k in ((left, right), (right, left)):
+            if isinstance(seq, (list, tuple, str)) and isinstance(k, int) and len(seq) * k > MAX_ITEMS:
+                too_big = True
+    if too_big:
+        raise Unresolved("too large to evaluate statically")
+
+
+def evaluate(ev: "Evaluator", pm, node):
+    """``ev.eval`` for callers outside the evaluator: any failure of the user's expression
+    (a ``TypeError`` in ``-"a"``, a division by zero) is an ``Unresolved`` with its reason."""
+    try:
+        return ev.eval(pm, node, {})
+    except Unresolved:
+        raise
+    except RecursionError:
+        raise Unresolved("nested too deeply to evaluate statically") from None
+    except Exception as exc:
+        raise Unresolved(f"`{_short(pm, node)}` does not evaluate ({type(exc).__name__})") from None
 
 
 class _BoundMethod:
@@ -411,4 +448,4 @@ def _short(pm, node) -> str:
 
 
 
-__all__ = ["ConfigObj", "Evaluator", "Function", "Pending", "Unresolved", "to_configs", "to_names"]
+__all__ = ["ConfigObj", "Evaluator", "Function", "Pending", "Unresolved", "evaluate", "to_configs", "to_names"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Unresolved, to_names
+from autotune_rewrite.locate.configs import Evaluator, Unresolved, evaluate, to_names
 from autotune_rewrite.locate.names import CONSTEXPR, JIT
 from autotune_rewrite.model import KernelParam, Span
 
@@ -51,7 +51,7 @@ def jit_options(pm, call: cst.Call, params: tuple[KernelParam, ...]) -> tuple[st
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "do_not_specialize":
             try:
-                value = Evaluator(resolve=_no_imports).eval(pm, arg.value, {})
+                value = evaluate(Evaluator(resolve=_no_imports), pm, arg.value)
             except Unresolved:
                 return ()
             items = list(value) if isinstance(value, (list, tuple)) else [value]

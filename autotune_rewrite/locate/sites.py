@@ -8,7 +8,7 @@ from typing import Callable
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, to_configs, to_names
+from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, decorator_name, jit_options, kernel_info, params_of
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
@@ -51,7 +51,7 @@ def _names_or_none(ev: Evaluator, pm, node) -> tuple[str, ...] | None:
     if node is None:
         return None
     try:
-        return to_names(ev.eval(pm, node, {}))
+        return to_names(evaluate(ev, pm, node))
     except Unresolved:
         return None
 
@@ -68,16 +68,21 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
     else:
         ev = Evaluator(resolve=resolve)
         try:
-            configs = to_configs(ev.eval(pm, configs_node, {}))
+            configs = to_configs(evaluate(ev, pm, configs_node))
             origin = ", ".join(ev.origin) or "literal list"
         except Pending as exc:
             pending, reason = exc.fq, f"configs {exc}"
         except Unresolved as exc:
             reason = f"configs: {exc}"
-        except RecursionError:
-            reason = "configs: nested too deeply to evaluate"
     ev = Evaluator(resolve=resolve)
-    key = _names_or_none(ev, pm, args.get("key"))
+    key = None
+    if args.get("key") is not None:
+        try:
+            key = to_names(evaluate(ev, pm, args["key"]))
+        except Pending as exc:  # e.g. ``key=KEYS`` imported from another module: linking retries
+            pending = pending or exc.fq
+        except Unresolved:
+            pass
     prune = args.get("prune_configs_by")
     site = AutotuneSite(
         path=pm.path, line=pm.span(call).start_line, span=pm.span(call), form=form, kernel=kernel_name,
@@ -124,7 +129,9 @@ def _kernel_from_expr(pm, expr, bindings, depth=0):
     return None, pm.code(expr), (), (), None
 
 
-class _Finder(cst.CSTVisitor):
+class SiteFinder(cst.BatchableCSTVisitor):
+    """Collects ``SiteDraft``s; batchable, so it shares one traversal with the launch collector."""
+
     def __init__(self, pm, resolve):
         self.pm, self.resolve = pm, resolve
         self.sites: list[SiteDraft] = []
@@ -175,9 +182,9 @@ class _Finder(cst.CSTVisitor):
 
 
 def find_sites(pm, resolve: Callable) -> list[SiteDraft]:
-    finder = _Finder(pm, resolve)
-    pm.tree.visit(finder)
+    finder = SiteFinder(pm, resolve)
+    cst.visit_batched(pm.tree, [finder])
     return finder.sites
 
 
-__all__ = ["SiteDraft", "build_site", "decorator_name", "find_sites", "params_of"]
+__all__ = ["SiteDraft", "SiteFinder", "build_site", "find_sites"]

@@ -97,9 +97,9 @@ def bind(target, value, env) -> None:
 def to_configs(value) -> tuple[ConfigValue, ...]:
     """An evaluated ``configs`` value -> ConfigValues (or ``Unresolved``)."""
     if not isinstance(value, (list, tuple)):
-        raise Unresolved("configs is not a list")
+        raise Unresolved(f"evaluates to {type(value).__name__}, not a list of triton.Config")
     if not all(isinstance(c, ConfigObj) for c in value):
-        raise Unresolved("configs holds something other than triton.Config objects")
+        raise Unresolved("the list holds something other than triton.Config objects")
     return tuple(c.freeze() for c in value)
 
 
