@@ -34,11 +34,11 @@ from autotune_rewrite.evidence import (
     KernelReport,
     LaunchSpec,
 )
-from autotune_rewrite.kernel_loader import KernelLoadError, load_bundle
+from autotune_rewrite.bundle_cache import KernelLoadError, lookup
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.occupancy import occupancy_of
 from autotune_rewrite.resources import ptxas_version, triton_version
-from autotune_rewrite.scan import scan
+from autotune_rewrite.scan_cache import cached_scan
 from autotune_rewrite.settings import load_settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
@@ -220,7 +220,13 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
 
 
 def _bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> KernelBundle:
-    return load_bundle(root, site.kernel_path or site.path, site.kernel, cache_dir)
+    path = site.kernel_path or site.path
+    hit = lookup(root, path, site.kernel, cache_dir) if cache_dir is not None else None
+    if hit is not None:
+        return hit
+    from autotune_rewrite.kernel_loader import load_bundle  # LibCST only when a bundle is built
+
+    return load_bundle(root, path, site.kernel, cache_dir)
 
 
 def evaluate_configs(
@@ -343,7 +349,8 @@ def check(
     settings_file = _display(settings.source)
     targets = resolve_targets(archs or settings.arch)
     entries = launch_spec.spec_entries(settings.raw, settings_file)
-    result = scan(base, paths=[path.resolve()] if path.is_file() else None, jobs=workers, settings=settings)
+    result = cached_scan(base, [path.resolve()] if path.is_file() else None, workers, settings,
+                         (cache_dir or default_cache_dir()) if use_cache else None)
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)

@@ -21,10 +21,6 @@ of a warm ``check``). Nothing here executes user code.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +32,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from autotune_rewrite.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.evidence import KernelBundle
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
@@ -44,10 +41,6 @@ _JIT_NAMES = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "tri
 # when the re-export cannot be followed inside the repo, these still mean Triton.
 _TRITON_FALLBACK = {"triton": "import triton", "tl": "import triton.language as tl"}
 _STATIC_CALLS = {"constexpr", "int", "float", "bool", "min", "max", "abs", "cdiv", "next_power_of_2"}
-
-
-class KernelLoadError(Exception):
-    """The kernel cannot be cut out of its module (message names the file and what is wrong)."""
 
 
 @dataclass
@@ -407,56 +400,20 @@ def _is_static(expr: cst.BaseExpression) -> bool:
 def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None = None) -> KernelBundle:
     """The self-contained module text for ``kernel`` defined in ``path`` (relative to ``root``).
 
-    With ``cache_dir``, a bundle built before is reused when every file it was cut from still
-    has the same bytes (the metadata passes cost ~0.2 s per kernel module; a warm ``check``
-    should not pay them). Raises ``KernelLoadError`` when the file cannot be read or has no
-    such function.
+    With ``cache_dir``, a bundle built before is reused while every file it was cut from keeps
+    its bytes (see ``bundle_cache``). Raises ``KernelLoadError`` when the file cannot be read or
+    has no such function.
     """
     root = Path(root)
-    if cache_dir is None:
-        return _Loader(root).bundle(root / path, kernel)
-    entry = Path(cache_dir) / "bundles" / _bundle_key(root, path, kernel)
-    cached = _read_cached(root, entry)
-    if cached is not None:
-        return cached
+    if cache_dir is not None:
+        hit = lookup(root, path, kernel, cache_dir)
+        if hit is not None:
+            return hit
     loader = _Loader(root)
     bundle = loader.bundle(root / path, kernel)
-    deps = {m.rel: _digest(m.path) for m in loader.modules.values()}
-    _write_cached(entry, {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin})
+    if cache_dir is not None:
+        store(root, path, kernel, cache_dir, bundle, [m.path for m in loader.modules.values()])
     return bundle
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _bundle_key(root: Path, path: str, kernel: str) -> str:
-    # The loader's own source is part of the key: a new loader rebuilds every bundle.
-    me = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    blob = f"{me}\0{root.resolve()}\0{path}\0{kernel}".encode()
-    return hashlib.sha256(blob).hexdigest() + ".json"
-
-
-def _read_cached(root: Path, entry: Path) -> KernelBundle | None:
-    try:
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
-            return None
-        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _write_cached(entry: Path, data: dict) -> None:
-    """Atomic write; a cache we cannot write only keeps the next run cold."""
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, entry)
-    except OSError:
-        pass
+__all__ = ["KernelLoadError", "load_bundle"]

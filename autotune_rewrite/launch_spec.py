@@ -33,8 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import libcst as cst
-
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam
@@ -145,23 +143,16 @@ def _table(table: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- from the source
 def _literal(text: str | None) -> tuple[bool, Any]:
-    """(True, value) when a default's source text is a plain literal."""
+    """(True, value) when a default's source text is a plain literal (``64``, ``-1``, ``1e-6``,
+    ``True``, ``None``, ``"x"``)."""
     if text is None:
         return False, None
     try:
-        expr = cst.parse_expression(text)
-    except cst.ParserSyntaxError:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False, None
-    negative = False
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        negative, expr = True, expr.expression
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        value = expr.evaluated_value
-        return True, -value if negative else value
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None") and not negative:
-        return True, {"True": True, "False": False, "None": None}[expr.value]
-    if isinstance(expr, cst.SimpleString) and not negative:
-        return True, expr.evaluated_value
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return True, value
     return False, None
 
 
@@ -264,22 +255,35 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
 
     A parameter is a pointer when it is the leftmost term of the address given to ``tl.load``,
     ``tl.store``, an atomic, ``make_block_ptr`` or ``make_tensor_descriptor``, directly or through
-    local variables; or when its name ends in ``ptr``/``ptrs``.
+    local variables; or when its name ends in ``ptr``/``ptrs``. (Read with the standard ``ast``:
+    nothing is rewritten here, and a warm ``check`` should not have to import LibCST.)
     """
     if not kernel_source:
         return ()
     try:
-        module = cst.parse_module(kernel_source)
-    except cst.ParserSyntaxError:
+        module = ast.parse(kernel_source)
+    except SyntaxError:
         return ()
-    fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == kernel), None)
+    fn = next((s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == kernel), None)
     if fn is None:
         return ()
-    params = [p.name.value for p in fn.params.params]
-    finder = _PointerUses()
-    fn.body.visit(finder)
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    addresses: list[ast.expr] = []
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in _POINTER_CALLS and (node.args or node.keywords):
+                keyword = next((k.value for k in node.keywords if k.arg in ("pointer", "base")), None)
+                addresses.append(keyword if keyword is not None else node.args[0])
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
     found: set[str] = {p for p in params if re.search(r"ptrs?$", p, re.IGNORECASE)}
-    pending, seen = list(finder.addresses), set()
+    pending, seen = list(addresses), set()
     while pending:
         name = _leftmost(pending.pop())
         if name is None or name in seen:
@@ -287,44 +291,23 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
         seen.add(name)
         if name in params:
             found.add(name)
-        pending += finder.assigned.get(name, [])
+        pending += assigned.get(name, [])
     return tuple(p for p in params if p in found)
 
 
-class _PointerUses(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.addresses: list[cst.BaseExpression] = []
-        self.assigned: dict[str, list[cst.BaseExpression]] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
-        if name in _POINTER_CALLS and node.args:
-            arg = next((a for a in node.args if a.keyword and a.keyword.value in ("pointer", "base")), node.args[0])
-            self.addresses.append(arg.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.assigned.setdefault(target.target.value, []).append(node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.assigned.setdefault(node.target.value, []).append(node.value)
-
-
-def _leftmost(expr: cst.BaseExpression) -> str | None:
+def _leftmost(expr: ast.expr) -> str | None:
     while True:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
             expr = expr.left
-        elif isinstance(expr, cst.Subscript):
+        elif isinstance(expr, ast.Subscript):
             expr = expr.value
-        elif isinstance(expr, cst.Call):  # tl.make_block_ptr(base=..), tl.advance(p, ..), tl.multiple_of(p, ..)
-            if not expr.args:
+        elif isinstance(expr, ast.Call):  # tl.make_block_ptr(base=..), tl.advance(p, ..), tl.multiple_of(p, ..)
+            base = next((k.value for k in expr.keywords if k.arg == "base"), None)
+            if base is None and not expr.args:
                 return None
-            expr = next((a for a in expr.args if a.keyword and a.keyword.value == "base"), expr.args[0]).value
-        elif isinstance(expr, cst.Name):
-            return expr.value
+            expr = base if base is not None else expr.args[0]
+        elif isinstance(expr, ast.Name):
+            return expr.id
         else:
             return None
 
