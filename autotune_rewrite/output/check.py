@@ -1,6 +1,28 @@
 """Rendering of ``check``: a rich table per kernel x spec x target on stderr; JSON, Markdown or
 GitHub workflow annotations on stdout. Every number is printed with the Triton version, the
-ptxas version and the target it was compiled for."""
+ptxas version and the target it was compiled for.
+
+JSON (``schema_version`` 1; keys are only ever added)::
+
+    {"schema_version", "root", "triton_version", "compiled", "cached", "exit_code",
+     "targets": [{"name", "arch", "capability", "product", "sm_count", "smem_optin_per_block",
+                  "ptxas_version"}],
+     "kernels": [{"path", "kernel", "kernel_path", "line", "spec", "spec_source", "types",
+                  "spec_constexprs", "int_values", "assumed", "do_not_specialize", "skipped",
+                  "configs": [{"arch", "label", "params", "num_warps", "num_stages", "num_ctas",
+                               "maxnreg", "line", "path", "shared_bytes", "tmem_bytes",
+                               "registers", "spills", "blocks_per_sm", "warps_per_sm",
+                               "occupancy", "limiter", "launchable", "reason", "compile_error",
+                               "cached", "signature", "constexprs", "divisible_by_16"}],
+                  "smem_model": {"text", "coefficients", "max_residual", "points"} | null,
+                  "smem_models": {arch: model | null}, "largest_fit": {arch: text},
+                  "notes": [text]}],
+     "errors": [{"path", "message"}]}
+
+One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per config x target
+(target-major); ``smem_model`` is the first target's. A skipped kernel has ``skipped`` set and
+no configs.
+"""
 
 from __future__ import annotations
 
@@ -142,7 +164,7 @@ def _report_json(report: KernelReport) -> dict:
 
 def check_json(result: CheckResult) -> str:
     payload = {
-        "schema": SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "root": result.root,
         "targets": [
             {
