@@ -96,7 +96,14 @@ def _jobs(root: Path, kernel: str, archs=("sm_120",)):
     return [job for spec in specs for job in feasibility.build_jobs(site, spec, site.configs, archs, bundle)]
 
 
-def bare_loop(jobs) -> float:
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (ptxas, cuobjdump): steadier than
+    wall time on a shared machine, and comparable when both sides compile in this process."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def bare_loop(jobs, cpu: list | None = None) -> float:
     """triton.compile over the jobs, nothing else, with a fresh Triton cache."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -106,22 +113,27 @@ def bare_loop(jobs) -> float:
     with tempfile.TemporaryDirectory() as tdir:
         os.environ["TRITON_CACHE_DIR"] = tdir
         try:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _cpu()
             for job in jobs:
                 attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in job.divisible_by_16}
                 src = ASTSource(fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs)
                 triton.compile(src, target=GPUTarget("cuda", job.capability, 32),
                                options={"num_warps": job.num_warps, "num_stages": job.num_stages,
                                         "num_ctas": job.num_ctas})
+            if cpu is not None:
+                cpu.append(_cpu() - start_cpu)
             return time.perf_counter() - start
         finally:
             os.environ.pop("TRITON_CACHE_DIR", None)
 
 
-def timed_check(root: Path, kernel: str, workers: int | None, fit_model: bool) -> tuple[float, object]:
+def timed_check(root: Path, kernel: str, workers: int | None, fit_model: bool,
+                cpu: list | None = None) -> tuple[float, object]:
     with tempfile.TemporaryDirectory() as cache:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _cpu()
         result = feasibility.check(root, kernel=kernel, workers=workers, cache_dir=Path(cache), fit_model=fit_model)
+        if cpu is not None:  # meaningful for workers=1 only: everything runs in this process
+            cpu.append(_cpu() - start_cpu)
         return time.perf_counter() - start, result
 
 
@@ -129,10 +141,10 @@ def cold(root: Path, kernel: str, rounds: int) -> dict:
     """Bare loop and check alternate, ``rounds`` times each; the best of each is compared (on a
     shared machine the minimum is the run least disturbed by other work)."""
     jobs = _jobs(root, kernel)
-    bare, checks = [], []
+    bare, checks, bare_cpu, check_cpu = [], [], [], []
     for _ in range(rounds):
-        bare.append(bare_loop(jobs))
-        checks.append(timed_check(root, kernel, 1, fit_model=False)[0])
+        bare.append(bare_loop(jobs, bare_cpu))
+        checks.append(timed_check(root, kernel, 1, fit_model=False, cpu=check_cpu)[0])
     full_s, full = timed_check(root, kernel, None, fit_model=True)
     return {
         "jobs": len(jobs),
@@ -140,6 +152,9 @@ def cold(root: Path, kernel: str, rounds: int) -> dict:
         "bare_triton_compile_loop_s": [round(x, 2) for x in bare],
         "check_j1_no_probes_s": [round(x, 2) for x in checks],
         "ratio_check_over_bare_best": round(min(checks) / min(bare), 3),
+        "bare_cpu_s": [round(x, 2) for x in bare_cpu],
+        "check_j1_cpu_s": [round(x, 2) for x in check_cpu],
+        "ratio_cpu_best": round(min(check_cpu) / min(bare_cpu), 3),
         "goal_ratio_max": 1.05,
         "check_full_default_j_s": round(full_s, 2),
         "full_compiles_incl_probes": full.compiled,
