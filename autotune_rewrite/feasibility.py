@@ -126,8 +126,8 @@ class _Run:
         self.progress = progress
         self.compiled = 0
         self.cached = 0
-        # Isolated bundles are cached beside the compile outcomes (never with --no-cache).
-        self.bundle_cache = (cache_dir or default_cache_dir()) if use_cache else None
+        # Bundles, scans and SMEM fits are cached beside the compile outcomes (never with --no-cache).
+        self.derived_cache = (cache_dir or default_cache_dir()) if use_cache else None
 
     def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
         if not jobs:
@@ -203,7 +203,7 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
         if model:
             for target in plan.targets:
                 mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
-                fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine)
+                fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine, run.derived_cache)
                 models.append((target.arch.name, fitted))
                 if sentence:
                     fits.append((target.arch.name, sentence))
@@ -244,7 +244,7 @@ def evaluate_configs(
 
     Raises ``KernelLoadError`` when the kernel cannot be isolated from its module."""
     run = _Run(workers, cache_dir, use_cache, None)
-    bundle = bundle or _bundle(Path(root), site, run.bundle_cache)
+    bundle = bundle or _bundle(Path(root), site, run.derived_cache)
     plan = _plan(site, spec, bundle, configs, resolve_targets(archs))
     return list(_verdicts(plan, run.compile(plan.jobs)))
 
@@ -296,7 +296,7 @@ def _check_sites(root: Path, work, targets, run: _Run, model: bool = True,
             reports.append(_skip(site, "the autotune config list is empty"))
             continue
         try:
-            bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.bundle_cache)
+            bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.derived_cache)
         except KernelLoadError as exc:
             reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
             continue
@@ -359,7 +359,7 @@ def check(
         if site.configs is None or not site.configs:
             continue  # reported by _check_sites as skipped
         try:
-            bundles[id(site)] = _bundle(base, site, run.bundle_cache)
+            bundles[id(site)] = _bundle(base, site, run.derived_cache)
         except KernelLoadError:
             continue  # reported by _check_sites with the loader's message
         resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
