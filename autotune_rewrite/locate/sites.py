@@ -9,7 +9,7 @@ from typing import Callable
 import libcst as cst
 
 from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
-from autotune_rewrite.locate.kernels import KernelInfo, decorator_name, jit_options, kernel_info, params_of
+from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
 
