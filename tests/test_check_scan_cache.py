@@ -32,3 +32,23 @@ def test_scan_is_reused_until_a_file_changes(tmp_path: Path):
     (site,) = [s for s in again.sites if s.kernel == "transpose_kernel"]
     assert site.configs[0].kwargs == {"BLOCK_M": 64, "BLOCK_N": 32}
     assert cached_scan(repo, None, 1, settings, None).sites == again.sites  # no cache: plain scan
+
+
+def test_smem_fit_is_memoized_by_its_points(tmp_path: Path):
+    import json
+
+    from autotune_rewrite.smem_probe import _cached_fit
+
+    # DOMAIN.md's four compiled points of the motivating kernel.
+    points = [({"BLOCK_H": 16, "BLOCK_T": 16, "num_stages": 2}, 61568),
+              ({"BLOCK_H": 16, "BLOCK_T": 32, "num_stages": 2}, 104704),
+              ({"BLOCK_H": 32, "BLOCK_T": 16, "num_stages": 2}, 80000),
+              ({"BLOCK_H": 16, "BLOCK_T": 16, "num_stages": 3}, 83136),
+              ({"BLOCK_H": 32, "BLOCK_T": 32, "num_stages": 3}, 166272)]
+    model = _cached_fit(points, tmp_path)
+    assert model.text == "SMEM = 1152*BLOCK_H + 1348*num_stages*BLOCK_T"
+    (entry,) = (tmp_path / "smem-models").iterdir()
+    data = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**data, "text": "marked"}))
+    assert _cached_fit(points, tmp_path).text == "marked"  # a hit returns what is stored
+    assert _cached_fit(points[:-1] + [(points[-1][0], 166273)], tmp_path).text != "marked"
