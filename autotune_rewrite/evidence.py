@@ -115,6 +115,12 @@ class KernelReport:
     verdicts: tuple[ConfigVerdict, ...] = ()
     smem_model: SmemModel | None = None
     error: str | None = None  # why this kernel was skipped (unresolved configs, missing spec, ...)
+    # Added by the check pipeline (defaults keep older constructors valid):
+    # per target arch, the fitted model (``smem_model`` is the first target's) ...
+    smem_models: tuple[tuple[str, SmemModel | None], ...] = ()
+    # ... and the largest tile that fits it, in words ("BLOCK_T=16 at num_stages=2 (61,568 B)").
+    largest_fit: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # warnings: spills, assumed dtypes, ints compiled without a value
 
     @property
     def all_launchable(self) -> bool:
