@@ -65,7 +65,23 @@ def scan(
     extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", help="Glob to skip, added to the configured list."),
 ) -> None:
     """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites."""
-    raise typer.Exit(int(ExitCode.ERROR))  # wired by the locator
+    from autotune_rewrite.output import scan as scan_out
+    from autotune_rewrite.scan import scan as run_scan
+    from autotune_rewrite.settings import load_settings
+
+    try:
+        settings = load_settings(path).with_exclude(exclude, extend_exclude)
+        with scan_out.progress_bar() as progress:
+            result = run_scan(path, jobs=jobs, settings=settings, progress=progress)
+    except UserError as err:
+        raise _fail(err)
+    if fmt is Format.json:
+        scan_out.print_json(result)
+    else:
+        scan_out.print_table(result)
+    # Per-file errors do not fail the scan; only "nothing could be scanned" does.
+    nothing = result.files_scanned == 0 or len(result.errors) == result.files_scanned
+    raise typer.Exit(int(ExitCode.ERROR if nothing and result.errors else ExitCode.OK))
 
 
 def main() -> None:

@@ -59,6 +59,9 @@ class Occupancy:
     occupancy: float  # active warps / max warps per SM
     limiter: str  # "warps" | "registers" | "shared memory" | "blocks" | "threads"
     reason: str | None  # why it cannot launch, in numbers; None when it can
+    # Blocks/SM each resource alone allows (cudaOccResult.blockLimit*), in the header's order:
+    # ("warps", 12), ("registers", 2), ("shared memory", 1), ("blocks", 24). Added with a default.
+    limits: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,12 @@ class KernelReport:
     verdicts: tuple[ConfigVerdict, ...] = ()
     smem_model: SmemModel | None = None
     error: str | None = None  # why this kernel was skipped (unresolved configs, missing spec, ...)
+    # Added by the check pipeline (defaults keep older constructors valid):
+    # per target arch, the fitted model (``smem_model`` is the first target's) ...
+    smem_models: tuple[tuple[str, SmemModel | None], ...] = ()
+    # ... and the largest tile that fits it, in words ("BLOCK_T=16 at num_stages=2 (61,568 B)").
+    largest_fit: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # warnings: spills, assumed dtypes, ints compiled without a value
 
     @property
     def all_launchable(self) -> bool:

@@ -1,0 +1,123 @@
+"""On-disk cache of compile outcomes, so a rerun on unchanged input compiles nothing.
+
+The key hashes everything that changes what ``triton.compile`` + cuobjdump return: the bundle
+(kernel name and its self-contained source, which holds the helpers and constants it uses), the
+signature, constexprs, divisibility attrs, options, capability, fp fusion, and the toolchain
+(Triton version plus the size/mtime of ``libtriton``, the ptxas version). One small JSON file per
+outcome, written atomically (temp file + ``os.replace``) so parallel runs never read half a file.
+
+Nothing here imports triton: a fully warm run stays cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autotune_rewrite import resources
+from autotune_rewrite.evidence import CompileJob, CompileOutcome
+
+SCHEMA = 1  # bump when the stored fields or their meaning change
+ENV_VAR = "AUTOTUNE_REWRITE_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """``$AUTOTUNE_REWRITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/autotune-rewrite``, else
+    ``~/.cache/autotune-rewrite``."""
+    explicit = os.environ.get(ENV_VAR)
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "autotune-rewrite"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What, besides the job, decides the compile result."""
+
+    triton_version: str
+    triton_build: str  # size and mtime of libtriton: a rebuilt dev wheel with the same version
+    ptxas_versions: tuple[tuple[int, str | None], ...]  # per capability
+    fp_fusion: bool
+
+    def ptxas_for(self, capability: int) -> str | None:
+        return dict(self.ptxas_versions).get(capability)
+
+
+def current_toolchain(capabilities: set[int] | frozenset[int], fp_fusion: bool) -> Toolchain:
+    root = resources.triton_dir()
+    lib = next(iter(sorted((root / "_C").glob("libtriton*"))), None)
+    build = ""
+    if lib is not None:
+        st = lib.stat()
+        build = f"{st.st_size}:{st.st_mtime_ns}"
+    return Toolchain(
+        triton_version=resources.triton_version(),
+        triton_build=build,
+        ptxas_versions=tuple((c, resources.ptxas_version(c)) for c in sorted(capabilities)),
+        fp_fusion=fp_fusion,
+    )
+
+
+def job_key(job: CompileJob, toolchain: Toolchain) -> str:
+    payload = {
+        "schema": SCHEMA,
+        "kernel": job.bundle.kernel,
+        "source": job.bundle.source,
+        "signature": [list(p) for p in job.signature],
+        "constexprs": [[k, repr(v)] for k, v in job.constexprs],
+        "divisible_by_16": sorted(job.divisible_by_16),
+        "options": [job.num_warps, job.num_stages, job.num_ctas, job.maxnreg],
+        "capability": job.capability,
+        "triton": [toolchain.triton_version, toolchain.triton_build],
+        "ptxas": toolchain.ptxas_for(job.capability),
+        "fp_fusion": toolchain.fp_fusion,
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+_FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds")
+
+
+class CompileCache:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / "outcomes" / key[:2] / f"{key}.json"
+
+    def get(self, key: str, job: CompileJob) -> CompileOutcome | None:
+        """The stored outcome for ``key``, re-attached to ``job`` with ``cached=True``."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            return None
+        try:
+            return CompileOutcome(job=job, cached=True, **{f: data[f] for f in _FIELDS})
+        except (KeyError, TypeError):
+            return None
+
+    def put(self, key: str, outcome: CompileOutcome) -> None:
+        """Store atomically; a cache we cannot write is not an error (the run just stays cold)."""
+        path = self._path(key)
+        data = {"schema": SCHEMA, "origin": outcome.job.bundle.origin}
+        data.update({f: getattr(outcome, f) for f in _FIELDS})
+        tmp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(tmp, path)
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)

@@ -1,0 +1,384 @@
+"""The check pipeline: which configs of which kernels can launch on which targets, proved by compiling.
+
+Pure functions over frozen data:
+
+- ``build_jobs(site, spec, configs, targets, bundle)``: the ``CompileJob`` per (target, config),
+  specialized as Triton's runtime would (``launch_spec.specialize``);
+- ``evaluate_configs(root, site, spec, configs, archs)``: verdicts for any configs, including
+  candidates that are not in the source (the rewriter's w8 or s+1 variants);
+- ``check_site(root, site, specs, archs)``: one ``KernelReport`` per spec, with the SMEM model;
+- ``check(root, kernel=None, archs=...)``: the whole ``check`` command as a ``CheckResult``.
+
+All compiles of a run go through one ``compile_many`` call so the process pool and the outcome
+cache see every job at once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from autotune_rewrite import launch_spec
+from autotune_rewrite.compile_pool import compile_many
+from autotune_rewrite.errors import ExitCode, UserError
+from autotune_rewrite.evidence import (
+    CompileJob,
+    CompileOutcome,
+    ConfigVerdict,
+    KernelBundle,
+    KernelReport,
+    LaunchSpec,
+)
+from autotune_rewrite.kernel_loader import KernelLoadError, load_bundle
+from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
+from autotune_rewrite.occupancy import occupancy
+from autotune_rewrite.resources import ptxas_version, triton_version
+from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Everything ``check`` found; the output package renders it, ``exit_code`` gates CI."""
+
+    root: str
+    targets: tuple[Target, ...]
+    reports: tuple[KernelReport, ...]
+    errors: tuple[FileError, ...]  # files the scan could not read
+    triton_version: str
+    ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
+    compiled: int = 0  # compiles run now
+    cached: int = 0  # outcomes read from the cache
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """1 when some compiled config cannot launch on some target (the CI gate), else 0.
+        Skipped kernels (unresolved configs) are reported, not failed: nothing was proved."""
+        failed = any(not v.launchable for r in self.reports for v in r.verdicts)
+        return ExitCode.FOUND if failed else ExitCode.OK
+
+
+# --------------------------------------------------------------------------- targets
+def resolve_targets(archs: Sequence[str | Target] | None) -> tuple[Target, ...]:
+    """Targets by name (``sm_120``, ``rtx-pro-6000``); duplicates dropped; default sm_120."""
+    out: list[Target] = []
+    for a in archs or (DEFAULT_TARGET,):
+        target = a if isinstance(a, Target) else resolve_target(str(a))
+        if all(t.arch.name != target.arch.name or t.name != target.name for t in out):
+            out.append(target)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- jobs
+def build_jobs(
+    site: AutotuneSite,
+    spec: LaunchSpec,
+    configs: Sequence[ConfigValue],
+    archs: Sequence[str | Target],
+    bundle: KernelBundle,
+) -> list[CompileJob]:
+    """One job per (target, config), target-major, specialized as the runtime would."""
+    jobs = []
+    for target in resolve_targets(archs):
+        for config in configs:
+            spz = launch_spec.specialize(site, spec, config)
+            jobs.append(
+                CompileJob(
+                    bundle=bundle,
+                    signature=spz.signature,
+                    constexprs=spz.constexprs,
+                    divisible_by_16=spz.divisible_by_16,
+                    num_warps=config.effective_num_warps,
+                    num_stages=config.effective_num_stages,
+                    num_ctas=config.effective_num_ctas,
+                    maxnreg=config.maxnreg,
+                    capability=target.arch.capability,
+                )
+            )
+    return jobs
+
+
+def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> ConfigVerdict:
+    """Occupancy rules applied to one compile outcome."""
+    if outcome.error is not None or outcome.shared_bytes is None or outcome.registers is None:
+        return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=None)
+    occ = occupancy(
+        target.arch,
+        config.effective_num_warps,
+        outcome.registers,
+        outcome.shared_bytes,
+        config.effective_num_ctas,
+        tmem_columns=outcome.tmem_bytes or 0,
+    )
+    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=occ)
+
+
+class _Run:
+    """The jobs of one run, compiled together (one pool, one cache lookup)."""
+
+    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None):
+        self.workers = workers
+        self.cache_dir = cache_dir
+        self.use_cache = use_cache
+        self.progress = progress
+        self.compiled = 0
+        self.cached = 0
+
+    def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
+        if not jobs:
+            return []
+        if self.use_cache:
+            outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
+        else:
+            # --no-cache: neither read nor write the user's cache; a private one is dropped after.
+            scratch = Path(tempfile.mkdtemp(prefix="autotune-rewrite-nocache-"))
+            try:
+                outcomes = compile_many(jobs, workers=self.workers, cache_dir=scratch, progress=self.progress)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        self.cached += sum(1 for o in outcomes if o.cached)
+        self.compiled += sum(1 for o in outcomes if not o.cached)
+        return outcomes
+
+
+# --------------------------------------------------------------------------- per kernel
+@dataclass(frozen=True)
+class _Plan:
+    site: AutotuneSite
+    spec: LaunchSpec
+    bundle: KernelBundle
+    configs: tuple[ConfigValue, ...]
+    targets: tuple[Target, ...]
+    jobs: tuple[CompileJob, ...]
+
+
+def _plan(site, spec, bundle, configs, targets) -> _Plan:
+    return _Plan(site, spec, bundle, tuple(configs), tuple(targets),
+                 tuple(build_jobs(site, spec, configs, targets, bundle)))
+
+
+def _verdicts(plan: _Plan, outcomes: Sequence[CompileOutcome]) -> tuple[ConfigVerdict, ...]:
+    out = []
+    it = iter(outcomes)
+    for target in plan.targets:
+        for config in plan.configs:
+            out.append(verdict(config, target, next(it)))
+    return tuple(out)
+
+
+def _notes(plan: _Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[str, ...]:
+    notes = []
+    for v in verdicts:
+        if v.outcome.spills:
+            notes.append(f"{v.arch} {v.config.label()}: spills {v.outcome.spills} registers to local memory "
+                         f"({v.outcome.registers} registers/thread)")
+    if plan.spec.assumed:
+        notes.append(f"pointer dtypes assumed (--assume-dtype): {', '.join(plan.spec.assumed)}; "
+                     "numbers for this spec are estimates until the real dtypes are in the launch spec")
+    unknown = launch_spec.unknown_ints(plan.site, plan.spec)
+    if unknown:
+        notes.append(f"int parameters compiled without a known value (no divisibility-16 hint, not folded "
+                     f"when 1): {', '.join(unknown)}; give values = {{ ... }} in the launch spec to match a launch")
+    return tuple(notes)
+
+
+def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _Run, model: bool) -> list[KernelReport]:
+    """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
+    it = iter(outcomes)
+    verdicts = [_verdicts(plan, [next(it) for _ in plan.jobs]) for plan in plans]
+    wanted = []  # (plan index, target, probe)
+    if model:
+        from autotune_rewrite import smem_probe  # TEMP until smem_model merges
+
+        for i, plan in enumerate(plans):
+            for target in plan.targets:
+                wanted += [(i, target, p) for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
+    probed = run.compile([p.job for _, _, p in wanted])
+    reports = []
+    for i, plan in enumerate(plans):
+        models, fits = [], []
+        if model:
+            from autotune_rewrite import smem_probe  # TEMP until smem_model merges
+
+            for target in plan.targets:
+                mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
+                fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine)
+                models.append((target.arch.name, fitted))
+                if sentence:
+                    fits.append((target.arch.name, sentence))
+        reports.append(KernelReport(
+            site=plan.site,
+            spec=plan.spec,
+            verdicts=verdicts[i],
+            smem_model=models[0][1] if models else None,
+            smem_models=tuple(models),
+            largest_fit=tuple(fits),
+            notes=_notes(plan, verdicts[i]),
+        ))
+    return reports
+
+
+def _bundle(root: Path, site: AutotuneSite) -> KernelBundle:
+    return load_bundle(root, site.kernel_path or site.path, site.kernel)
+
+
+def evaluate_configs(
+    root: Path | str,
+    site: AutotuneSite,
+    spec: LaunchSpec,
+    configs: Sequence[ConfigValue],
+    archs: Sequence[str | Target] = (DEFAULT_TARGET,),
+    workers: int | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    bundle: KernelBundle | None = None,
+) -> list[ConfigVerdict]:
+    """Verdicts for ``configs`` (from the source or not) on every target, target-major.
+
+    Raises ``KernelLoadError`` when the kernel cannot be isolated from its module."""
+    bundle = bundle or _bundle(Path(root), site)
+    plan = _plan(site, spec, bundle, configs, resolve_targets(archs))
+    run = _Run(workers, cache_dir, use_cache, None)
+    return list(_verdicts(plan, run.compile(plan.jobs)))
+
+
+def check_site(
+    root: Path | str,
+    site: AutotuneSite,
+    specs: Sequence[LaunchSpec],
+    archs: Sequence[str | Target] = (DEFAULT_TARGET,),
+    workers: int | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+) -> list[KernelReport]:
+    """One report per spec for the site's own configs (an error report when it is skipped)."""
+    run = _Run(workers, cache_dir, use_cache, None)
+    return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
+
+
+def _skip(site: AutotuneSite, error: str) -> KernelReport:
+    return KernelReport(site=site, spec=None, error=error)
+
+
+def _check_sites(root: Path, work, targets, run: _Run, model: bool = True) -> list[KernelReport]:
+    """``work``: (site, specs) pairs; sites without configs or bundle come back as skips."""
+    plans: list[_Plan] = []
+    reports: list[KernelReport | _Plan] = []
+    for site, specs in work:
+        if site.configs is None:
+            reports.append(_skip(site, f"configs not statically known: {site.unresolved_reason or 'unresolved'}"))
+            continue
+        if not site.configs:
+            reports.append(_skip(site, "the autotune config list is empty"))
+            continue
+        try:
+            bundle = _bundle(root, site)
+        except KernelLoadError as exc:
+            reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
+            continue
+        for spec in specs:
+            plan = _plan(site, spec, bundle, site.configs, targets)
+            plans.append(plan)
+            reports.append(plan)
+    outcomes = run.compile([job for plan in plans for job in plan.jobs])
+    done = dict(zip((id(p) for p in plans), _reports(plans, outcomes, run, model)))
+    return [r if isinstance(r, KernelReport) else done[id(r)] for r in reports]
+
+
+# --------------------------------------------------------------------------- the command
+def _select(sites: Sequence[AutotuneSite], kernel: str | None) -> list[AutotuneSite]:
+    if kernel is None:
+        return list(sites)
+    chosen = [s for s in sites if kernel in (s.kernel, s.ident, f"{s.kernel_path}::{s.kernel}")]
+    if not chosen:
+        found = ", ".join(sorted({s.ident for s in sites})) or "none"
+        raise UserError(f"kernel '{kernel}' not found among the autotuned kernels; found: {found}")
+    return chosen
+
+
+def check(
+    root: Path | str,
+    kernel: str | None = None,
+    archs: Sequence[str] | None = None,
+    workers: int | None = None,
+    assume_dtype: str | None = None,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
+
+    Raises ``UserError`` (exit 2, nothing written) for an unknown target, a kernel not found, a
+    malformed settings table, or launch specs missing types/values (with the stanza to paste)."""
+    from autotune_rewrite.scan import scan
+    from autotune_rewrite.settings import load_settings
+
+    start = time.perf_counter()
+    path = Path(root)
+    if not path.exists():
+        raise UserError(f"{root}: no such file or directory")
+    settings = load_settings(path)
+    raw = dict(getattr(settings, "raw", {}) or {})
+    settings_file = str(getattr(settings, "source", None) or "pyproject.toml")
+    targets = resolve_targets(archs or _configured_archs(raw, settings_file))
+    entries = launch_spec.spec_entries(raw, settings_file)
+    base = _scan_root(path, settings)
+    result = scan(base, paths=[path] if path.is_file() else None, jobs=workers, settings=settings)
+    sites = _select(result.sites, kernel)
+
+    resolutions, skipped = [], []
+    for site in sites:
+        if site.configs is None or not site.configs:
+            skipped.append(site)
+            continue
+        try:
+            bundle = _bundle(base, site)
+        except KernelLoadError:
+            skipped.append(site)  # reported by _check_sites with the loader's message
+            continue
+        resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file))
+    if any(not r.ok for r in resolutions):
+        raise launch_spec.missing_error(resolutions)
+
+    run = _Run(workers, cache_dir, use_cache, progress)
+    specs = {id(r.site): r.specs for r in resolutions}
+    work = [(s, specs.get(id(s), ())) for s in sites]
+    reports = _check_sites(base, work, targets, run)
+    return CheckResult(
+        root=str(base),
+        targets=targets,
+        reports=tuple(reports),
+        errors=tuple(result.errors),
+        triton_version=triton_version(),
+        ptxas_versions=tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets),
+        compiled=run.compiled,
+        cached=run.cached,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _configured_archs(raw, settings_file: str) -> tuple[str, ...]:
+    value = raw.get("arch")
+    if value is None:
+        return (DEFAULT_TARGET,)
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UserError(f"{settings_file}: arch must be a list of targets, e.g. arch = [\"sm_120\"]")
+    return tuple(value)
+
+
+def _scan_root(path: Path, settings) -> Path:
+    root = getattr(settings, "root", None)
+    if root is not None:
+        return Path(root)
+    return path if path.is_dir() else path.parent
+
+
+__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "verdict"]

@@ -1,0 +1,118 @@
+"""Which files a scan reads, and the byte prefilter in front of every parse.
+
+In a git checkout the file list comes from git itself (tracked plus untracked-but-not-ignored),
+so ``.gitignore`` is respected exactly as the user's git sees it. Elsewhere a walk skips hidden
+folders, virtualenvs and caches. Explicitly named files are always processed, excludes or not.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from autotune_rewrite.errors import UserError
+
+# Cheap test before any parse: a file that never says "autotune" cannot hold a site.
+SITE_MARKER = b"autotune"
+
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class FileSet:
+    """The files of one scan: POSIX paths relative to ``root`` (a folder)."""
+
+    root: Path
+    files: tuple[str, ...]
+    from_git: bool
+
+
+def is_site_candidate(data: bytes) -> bool:
+    return SITE_MARKER in data
+
+
+def mentions_any(data: bytes, names: frozenset[bytes]) -> bool:
+    """True when any of ``names`` occurs in ``data`` (launch-site prefilter)."""
+    return any(name in data for name in names)
+
+
+def module_name(rel: str) -> str:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod``; ``pkg/__init__.py`` -> ``pkg``."""
+    parts = list(PurePosixPath(rel).with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    """A glob matches the path or any folder above it (``third_party/*``, ``build``, ``*_test.py``)."""
+    if not patterns:
+        return False
+    parts = PurePosixPath(rel).parts
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(fnmatch.fnmatchcase(p, pat) or fnmatch.fnmatchcase(parts[i], pat)
+               for pat in patterns for i, p in enumerate(prefixes))
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """Python files git knows about under ``root``; None when ``root`` is not in a work tree."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
+            capture_output=True, check=False,
+        )
+    except OSError:  # no git binary: fall back to the walk
+        return None
+    if proc.returncode != 0:
+        return None
+    names = {n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n}
+    # ls-files lists deleted-but-tracked files too; only what is on disk can be scanned.
+    return sorted(n for n in names if (root / n).is_file())
+
+
+def _is_venv(path: str, names: list[str]) -> bool:
+    return "pyvenv.cfg" in names or os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def _walk_files(root: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not d.startswith(".") and d not in _SKIP_DIRS and not _is_venv(os.path.join(dirpath, d), [])
+        )
+        rel_dir = os.path.relpath(dirpath, root)
+        for name in filenames:
+            if name.endswith(".py"):
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                out.append(rel.replace(os.sep, "/"))
+    return sorted(out)
+
+
+def discover(root: Path, exclude: tuple[str, ...] = (), explicit: tuple[Path, ...] = ()) -> FileSet:
+    """The files to scan under ``root`` (a folder), or ``root`` itself when it is a file.
+
+    ``explicit`` files (absolute or relative to ``root``) are scanned even when excluded or
+    ignored; when given, only they are scanned.
+    """
+    if not root.exists():
+        raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
+    if root.is_file():
+        return FileSet(root=root.parent, files=(root.name,), from_git=False)
+    if explicit:
+        rels = []
+        for p in explicit:
+            full = p if p.is_absolute() else root / p
+            if not full.is_file():
+                raise UserError(f"{full}: no such file; pass files that exist under {root}")
+            rels.append(full.resolve().relative_to(root.resolve()).as_posix())
+        return FileSet(root=root, files=tuple(dict.fromkeys(rels)), from_git=False)
+    git = _git_files(root)
+    files = git if git is not None else _walk_files(root)
+    return FileSet(root=root, files=tuple(f for f in files if not is_excluded(f, exclude)), from_git=git is not None)
+
+
+__all__ = ["FileSet", "SITE_MARKER", "discover", "is_excluded", "is_site_candidate", "mentions_any", "module_name"]

@@ -1,0 +1,558 @@
+"""Launch specs: what a compile needs beyond the kernel's source, and how Triton specializes it.
+
+A kernel's parameters have no types in Python. Triton learns them at launch from the arguments
+(a bf16 tensor -> ``*bf16``, an int -> ``i32``) and specializes on their values. To compile
+without a launch we need the same facts, from, in order:
+
+1. the ``kernels`` array of the target repo's settings (``[[tool.autotune-rewrite.kernels]]``),
+   keyed by ``path::kernel``; several tables for one kernel are several specs;
+2. the source: type annotations (``n: tl.int32``, ``x: "*fp16"``), constexpr defaults
+   (``D: tl.constexpr = 64``), int/float/bool defaults;
+3. ``--assume-dtype``: fills pointer types nobody gave; those numbers are labelled assumed.
+
+``specialize`` then reproduces ``triton/runtime/jit.py`` (3.6.0, ``create_function_from_signature``
+and ``native_specialize_impl``) for one config:
+
+- pointers get ``tt.divisibility 16`` (we assume 16-byte aligned data, as every fresh torch
+  allocation is) unless the parameter is in ``do_not_specialize``;
+- an int with a known value divisible by 16 gets ``tt.divisibility 16``; an int equal to 1 becomes
+  a constexpr; neither happens for a parameter in ``do_not_specialize``;
+- a parameter annotated with a type keeps that type (an annotated int equal to 1 stays ``i32``
+  and is not folded); annotated floats and bools are never specialized;
+- CHOICE: an int whose value is unknown is compiled as a generic value would be (like 17): no
+  divisibility hint and not folded. That is exact for odd sizes and conservative otherwise;
+  give ``values = { name = ... }`` in the spec to compile the specialization you launch.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.evidence import LaunchSpec
+from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam
+
+_SETTINGS_KEYS = {"kernel", "spec", "types", "constexprs", "values"}
+_POINTER_CALLS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "atomic_add", "atomic_max",
+                  "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"}
+
+
+# Triton's canonical spellings; anything else goes through Triton's own alias table.
+_CANONICAL = re.compile(r"(u1|[iu](8|16|32|64)|fp(16|32|64)|bf16|fp8e4nv|fp8e5|fp8e4b15|fp8e4b8|fp8e5b16)")
+
+
+def _canonical_types() -> dict[str, str]:
+    # Triton's own table, so "*bfloat16", "int32" and "float" mean what they mean to Triton.
+    # Imported only for aliases: a warm-cache run with canonical types never imports triton.
+    from triton._utils import type_canonicalisation_dict
+
+    return dict(type_canonicalisation_dict)
+
+
+def normalize_type(text: str) -> str | None:
+    """Triton's spelling of a type (``*bf16``, ``i32``, ``constexpr``), or None if not a type."""
+    ty = text.strip().strip("'\"").strip()
+    for prefix in ("triton.language.", "tl."):
+        ty = ty.replace(prefix, "")
+    if ty == "constexpr":
+        return "constexpr"
+    pointer = ""
+    if ty.startswith("const "):
+        ty, pointer = ty[len("const "):].strip(), "*k"
+    if ty.startswith("*k"):
+        ty, pointer = ty[2:], "*k"
+    elif ty.startswith("*"):
+        ty, pointer = ty[1:], "*"
+    elif ty.endswith("*"):
+        ty, pointer = ty[:-1], "*"
+    if pointer == "*k" and ty.startswith("*"):
+        ty = ty[1:]
+    if _CANONICAL.fullmatch(ty):
+        return pointer + ty
+    canon = _canonical_types()
+    ty = canon.get(ty.replace("_t", ""), canon.get(ty))
+    if ty is None or (pointer and ty == "void"):
+        return None
+    return pointer + ty
+
+
+def _is_int_type(ty: str) -> bool:
+    return bool(re.fullmatch(r"[iu](8|16|32|64)", ty))
+
+
+@dataclass(frozen=True)
+class SpecEntry:
+    """One ``[[tool.autotune-rewrite.kernels]]`` table, checked."""
+
+    kernel: str  # "path::name"
+    spec: str
+    types: tuple[tuple[str, str], ...]
+    constexprs: tuple[tuple[str, Any], ...]
+    values: tuple[tuple[str, int], ...]
+
+
+def spec_entries(raw: Mapping[str, Any] | None, settings_file: str = "pyproject.toml") -> tuple[SpecEntry, ...]:
+    """Read and check the ``kernels`` array of the settings table (``UserError`` when malformed)."""
+    tables = (raw or {}).get("kernels", [])
+    if not isinstance(tables, list):
+        raise UserError(f"{settings_file}: 'kernels' must be an array of tables ([[tool.autotune-rewrite.kernels]])")
+    out: list[SpecEntry] = []
+    for i, table in enumerate(tables):
+        where = f"{settings_file}: kernels[{i}]"
+        if not isinstance(table, Mapping):
+            raise UserError(f"{where}: expected a table with kernel = \"path::name\"")
+        unknown = sorted(set(table) - _SETTINGS_KEYS)
+        if unknown:
+            raise UserError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_SETTINGS_KEYS))}")
+        kernel = table.get("kernel")
+        if not isinstance(kernel, str) or "::" not in kernel:
+            raise UserError(f"{where}: kernel must be \"path/to/file.py::kernel_name\", got {kernel!r}")
+        where = f"{settings_file}: kernel {kernel}"
+        types = {}
+        for name, text in _table(table, "types", where).items():
+            ty = normalize_type(str(text))
+            if ty is None:
+                raise UserError(f"{where}: type {text!r} of '{name}' is not a Triton type (e.g. \"*bf16\", \"i32\", \"fp32\")")
+            types[name] = ty
+        values = _table(table, "values", where)
+        for name, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise UserError(f"{where}: values.{name} must be an integer, got {value!r}")
+        spec = table.get("spec", "default")
+        out.append(SpecEntry(kernel, str(spec), tuple(types.items()),
+                             tuple(_table(table, "constexprs", where).items()), tuple(values.items())))
+    seen: set[tuple[str, str]] = set()
+    for entry in out:
+        if (entry.kernel, entry.spec) in seen:
+            raise UserError(f"{settings_file}: kernel {entry.kernel} has two specs named '{entry.spec}'; name each spec differently")
+        seen.add((entry.kernel, entry.spec))
+    return tuple(out)
+
+
+def _table(table: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = table.get(key, {})
+    if not isinstance(value, Mapping):
+        raise UserError(f"{where}: {key} must be an inline table, e.g. {key} = {{ name = ... }}")
+    return dict(value)
+
+
+# --------------------------------------------------------------------------- from the source
+def _literal(text: str | None) -> tuple[bool, Any]:
+    """(True, value) when a default's source text is a plain literal."""
+    if text is None:
+        return False, None
+    try:
+        expr = cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return False, None
+    negative = False
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        negative, expr = True, expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        value = expr.evaluated_value
+        return True, -value if negative else value
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None") and not negative:
+        return True, {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, cst.SimpleString) and not negative:
+        return True, expr.evaluated_value
+    return False, None
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+           ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+           ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.Div: operator.truediv}
+
+
+def module_constants(source: str | None) -> dict[str, Any]:
+    """Values of the static module-level constants in a bundle (``W = 64``, ``X = tl.constexpr(2*W)``),
+    so a default like ``D: tl.constexpr = HEAD_DIM`` has a value without running anything."""
+    env: dict[str, Any] = {}
+    if not source:
+        return env
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return env
+    for stmt in tree.body:
+        target = value = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target.id, stmt.value
+        if target is None:
+            continue
+        try:
+            env[target] = _evaluate(value, env)
+        except (ValueError, TypeError, ArithmeticError):
+            env.pop(target, None)
+    return env
+
+
+def _evaluate(node: ast.expr, env: Mapping[str, Any]) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str, type(None))):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand, env)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if func in ("constexpr", "int", "float"):
+            value = _evaluate(node.args[0], env)
+            return {"constexpr": lambda v: v, "int": int, "float": float}[func](value)
+    raise ValueError("not static")
+
+
+def _default(param: KernelParam, env: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, value) when a parameter's default is a literal or a static module constant."""
+    known, value = _literal(param.default)
+    if known or param.default is None:
+        return known, value
+    try:
+        return True, _evaluate(ast.parse(param.default, mode="eval").body, env)
+    except (SyntaxError, ValueError, TypeError, ArithmeticError):
+        return False, None
+
+
+def _int_type(value: int) -> str:
+    # The runtime's choice for a Python int (native_specialize_impl).
+    if -(2**31) <= value < 2**31:
+        return "i32"
+    if -(2**63) <= value < 2**63:
+        return "i64"
+    return "u64"
+
+
+def _value_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "u1"
+    if isinstance(value, int):
+        return _int_type(value)
+    if isinstance(value, float):
+        return "fp32"
+    return None
+
+
+def annotation_type(param: KernelParam) -> str | None:
+    """The type an annotation pins (Triton's ``KernelParam.annotation_type``), else None."""
+    if param.annotation is None or param.is_constexpr:
+        return None
+    ty = normalize_type(param.annotation)
+    return None if ty in (None, "constexpr") else ty
+
+
+def meta_params(site: AutotuneSite) -> tuple[str, ...]:
+    """Names every config sets (they need no spec value)."""
+    names: list[str] = []
+    for config in site.configs or ():
+        names += [k for k in config.kwargs if k not in names]
+    return tuple(names)
+
+
+def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Parameters used as pointers in the kernel body, for ``--assume-dtype`` (a heuristic).
+
+    A parameter is a pointer when it is the leftmost term of the address given to ``tl.load``,
+    ``tl.store``, an atomic, ``make_block_ptr`` or ``make_tensor_descriptor``, directly or through
+    local variables; or when its name ends in ``ptr``/``ptrs``.
+    """
+    if not kernel_source:
+        return ()
+    try:
+        module = cst.parse_module(kernel_source)
+    except cst.ParserSyntaxError:
+        return ()
+    fn = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == kernel), None)
+    if fn is None:
+        return ()
+    params = [p.name.value for p in fn.params.params]
+    finder = _PointerUses()
+    fn.body.visit(finder)
+    found: set[str] = {p for p in params if re.search(r"ptrs?$", p, re.IGNORECASE)}
+    pending, seen = list(finder.addresses), set()
+    while pending:
+        name = _leftmost(pending.pop())
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        if name in params:
+            found.add(name)
+        pending += finder.assigned.get(name, [])
+    return tuple(p for p in params if p in found)
+
+
+class _PointerUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.addresses: list[cst.BaseExpression] = []
+        self.assigned: dict[str, list[cst.BaseExpression]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+        if name in _POINTER_CALLS and node.args:
+            arg = next((a for a in node.args if a.keyword and a.keyword.value in ("pointer", "base")), node.args[0])
+            self.addresses.append(arg.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.assigned.setdefault(target.target.value, []).append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.assigned.setdefault(node.target.value, []).append(node.value)
+
+
+def _leftmost(expr: cst.BaseExpression) -> str | None:
+    while True:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            expr = expr.left
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):  # tl.make_block_ptr(base=..), tl.advance(p, ..), tl.multiple_of(p, ..)
+            if not expr.args:
+                return None
+            expr = next((a for a in expr.args if a.keyword and a.keyword.value == "base"), expr.args[0]).value
+        elif isinstance(expr, cst.Name):
+            return expr.value
+        else:
+            return None
+
+
+@dataclass(frozen=True)
+class SpecResolution:
+    """The specs for one site, or what is missing to build them."""
+
+    site: AutotuneSite
+    specs: tuple[LaunchSpec, ...]
+    missing: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (spec name, parameters without type/value)
+    stanza: str = ""  # ready-to-paste TOML when something is missing
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+
+def resolve_specs(
+    site: AutotuneSite,
+    entries: Sequence[SpecEntry] = (),
+    assume_dtype: str | None = None,
+    kernel_source: str | None = None,
+    settings_file: str = "pyproject.toml",
+) -> SpecResolution:
+    """Launch specs for ``site``: one per settings table naming it, else one from the source."""
+    mine = [e for e in entries if e.kernel in _idents(site)]
+    if not mine:
+        mine = [SpecEntry(site.ident, "default", (), (), ())]
+    assumed_ptr = normalize_type("*" + assume_dtype) if assume_dtype else None
+    if assume_dtype and assumed_ptr is None:
+        raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
+    pointers = pointer_params(kernel_source, site.kernel) if assumed_ptr else ()
+    meta = set(meta_params(site))
+    env = module_constants(kernel_source)
+    specs, missing = [], []
+    for entry in mine:
+        spec, lacking = _one_spec(site, entry, meta, env, assumed_ptr, pointers,
+                                  settings_file if entry.types or entry.constexprs or entry.values else "")
+        specs.append(spec)
+        if lacking:
+            missing.append((entry.spec, lacking))
+    stanza = render_stanza(site, specs, dict(missing), pointers=pointer_params(kernel_source, site.kernel)) if missing else ""
+    return SpecResolution(site, tuple(specs), tuple(missing), stanza)
+
+
+def _idents(site: AutotuneSite) -> set[str]:
+    idents = {site.ident}
+    if site.kernel_path:
+        idents.add(f"{site.kernel_path}::{site.kernel}")
+    return idents
+
+
+def _one_spec(site, entry: SpecEntry, meta: set[str], env: Mapping[str, Any], assumed_ptr, pointers, settings_file: str):
+    given_types = dict(entry.types)
+    given_consts = dict(entry.constexprs)
+    values = dict(entry.values)
+    names = {p.name for p in site.params}
+    stray = sorted((set(given_types) | set(given_consts) | set(values)) - names)
+    if stray:
+        raise UserError(f"{settings_file or 'settings'}: kernel {entry.kernel} spec '{entry.spec}': "
+                        f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
+    types: dict[str, str] = {}
+    consts: dict[str, Any] = {}
+    assumed: list[str] = []
+    lacking: list[str] = []
+    from_source = False
+    for p in site.params:
+        known, default = _default(p, env)
+        if p.is_constexpr or given_types.get(p.name) == "constexpr":
+            types[p.name] = "constexpr"
+            if p.name in given_consts:
+                consts[p.name] = given_consts[p.name]
+            elif p.name in meta:
+                pass  # every config sets it
+            elif known:
+                consts[p.name], from_source = default, True
+            else:
+                lacking.append(p.name)
+            continue
+        if p.name in given_types:
+            types[p.name] = given_types[p.name]
+        elif annotation_type(p):
+            types[p.name], from_source = annotation_type(p), True
+        elif p.name in values:
+            types[p.name] = _int_type(values[p.name])
+        elif known and _value_type(default):
+            types[p.name], from_source = _value_type(default), True
+        elif known and default is None:
+            types[p.name] = "constexpr"  # None is always a constexpr at runtime
+            consts[p.name] = None
+        elif assumed_ptr and p.name in pointers:
+            types[p.name] = assumed_ptr
+            assumed.append(p.name)
+        else:
+            lacking.append(p.name)
+            continue
+        if p.name in given_consts:
+            consts[p.name] = given_consts[p.name]
+        if p.name not in values and known and isinstance(default, int) and not isinstance(default, bool):
+            values[p.name] = default  # what the runtime sees when the caller leaves it out
+    sources = [s for s in (settings_file, "annotations" if from_source else "", "--assume-dtype" if assumed else "") if s]
+    spec = LaunchSpec(
+        name=entry.spec,
+        types=tuple((p.name, types.get(p.name, "?")) for p in site.params),
+        constexprs=tuple((k, consts[k]) for k in (p.name for p in site.params) if k in consts),
+        int_values=tuple((k, values[k]) for k in (p.name for p in site.params) if k in values),
+        assumed=tuple(assumed),
+        source=" + ".join(sources) or "annotations",
+    )
+    return spec, tuple(lacking)
+
+
+# --------------------------------------------------------------------------- specialization
+@dataclass(frozen=True)
+class Specialization:
+    """What ``JITFunction.run`` would hand ``triton.compile`` for one config."""
+
+    signature: tuple[tuple[str, str], ...]
+    constexprs: tuple[tuple[str, Any], ...]
+    divisible_by_16: tuple[str, ...]
+
+
+def do_not_specialize(site: AutotuneSite) -> set[str]:
+    """``do_not_specialize`` entries as names (Triton accepts names or indices)."""
+    by_index = {str(p.index): p.name for p in site.params}
+    return {by_index.get(str(d), str(d)) for d in site.do_not_specialize}
+
+
+def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None) -> Specialization:
+    kwargs = dict(config.kwargs) if config is not None else {}
+    types = dict(spec.types)
+    consts = dict(spec.constexprs)
+    values = dict(spec.int_values)
+    dns = do_not_specialize(site)
+    signature, constexprs, divisible = [], [], []
+    for p in site.params:
+        ty = types.get(p.name, "?")
+        if ty == "constexpr":
+            value = kwargs.get(p.name, consts.get(p.name))
+            signature.append((p.name, "constexpr"))
+            constexprs.append((p.name, value))
+            continue
+        value = kwargs.get(p.name, values.get(p.name))
+        specialized = p.name not in dns and not (ty in ("u1",) or ty.startswith(("fp", "bf")))
+        pinned = annotation_type(p) is not None
+        if ty.startswith("*"):
+            if specialized:
+                divisible.append(p.name)  # assumed 16-byte aligned (fresh torch allocations are 256)
+        elif _is_int_type(ty) and isinstance(value, int) and not isinstance(value, bool) and specialized:
+            if value == 1 and not pinned:
+                signature.append((p.name, "constexpr"))
+                constexprs.append((p.name, 1))
+                continue
+            if value % 16 == 0:
+                divisible.append(p.name)
+        signature.append((p.name, ty))
+    return Specialization(tuple(signature), tuple(constexprs), tuple(divisible))
+
+
+def unknown_ints(site: AutotuneSite, spec: LaunchSpec) -> tuple[str, ...]:
+    """Int parameters compiled without a known value (no divisibility, not folded)."""
+    values = dict(spec.int_values)
+    dns = do_not_specialize(site)
+    meta = set(meta_params(site))
+    return tuple(
+        name for name, ty in spec.types
+        if _is_int_type(ty) and name not in values and name not in dns and name not in meta
+    )
+
+
+# --------------------------------------------------------------------------- the stanza
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def _inline(table: Mapping[str, Any]) -> str:
+    return "{ " + ", ".join(f"{_bare(k)} = {_toml_value(v)}" for k, v in table.items()) + " }"
+
+
+def _bare(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
+
+
+def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapping[str, Sequence[str]],
+                  pointers: Sequence[str] = ()) -> str:
+    """Ready-to-paste ``[[tool.autotune-rewrite.kernels]]`` tables; guesses are listed in a comment."""
+    blocks = []
+    for spec in specs:
+        lacking = set(missing.get(spec.name, ()))
+        types: dict[str, Any] = {}
+        consts: dict[str, Any] = dict(spec.constexprs)
+        guessed = []
+        for name, ty in spec.types:
+            if name in lacking and ty == "constexpr":
+                consts[name] = 16
+                guessed.append(name)
+            elif name in lacking:
+                types[name] = "*bf16" if name in pointers else "i32"
+                guessed.append(name)
+            elif ty != "constexpr":
+                types[name] = ty
+        consts = {n: consts[n] for n, _ in spec.types if n in consts}
+        lines = ["[[tool.autotune-rewrite.kernels]]", f"kernel = {_toml_value(site.ident)}",
+                 f"spec = {_toml_value(spec.name)}"]
+        if guessed:
+            lines.insert(0, f"# GUESSED, edit before use: {', '.join(guessed)}")
+        lines.append(f"types = {_inline(types)}")
+        if consts:
+            lines.append(f"constexprs = {_inline(consts)}")
+        if spec.int_values:
+            lines.append(f"values = {_inline(dict(spec.int_values))}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def missing_error(resolutions: Sequence[SpecResolution]) -> UserError:
+    """One UserError for every site lacking spec values: a one-line summary, then the stanzas."""
+    bad = [r for r in resolutions if not r.ok]
+    parts = []
+    for r in bad:
+        names = sorted({n for _, lacking in r.missing for n in lacking})
+        parts.append(f"{r.site.ident} ({', '.join(names)})")
+    head = (f"missing launch spec values for {'; '.join(parts)}: add to pyproject.toml "
+            "(or autotune-rewrite.toml without the tool.autotune-rewrite prefix):")
+    return UserError(head + "\n\n" + "\n\n".join(r.stanza for r in bad))

@@ -1,0 +1,97 @@
+"""Everything one file says, as plain picklable data: what a worker process sends back.
+
+``analyze_file`` never raises for bad input: a file that is not UTF-8 or does not parse comes
+back as a ``FileError`` naming the file, the place and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from autotune_rewrite.files import is_site_candidate
+from autotune_rewrite.locate.configs import Pending
+from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
+from autotune_rewrite.locate.launches import LaunchDraft, find_launches
+from autotune_rewrite.locate.names import absolutize
+from autotune_rewrite.locate.parsed import ParsedModule
+from autotune_rewrite.locate.sites import SiteDraft, find_sites
+from autotune_rewrite.model import FileError
+
+MODE_SITES = "sites"  # files that mention autotune: sites, kernels and launches
+MODE_LAUNCHES = "launches"  # files that mention a kernel's name: launches and re-exports only
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    path: str
+    sites: tuple[SiteDraft, ...] = ()
+    launches: tuple[LaunchDraft, ...] = ()
+    kernels: dict[str, KernelInfo] = field(default_factory=dict)  # module-level @triton.jit defs
+    imports: dict[str, str] = field(default_factory=dict)  # module-level ``local name -> absolute``
+    error: FileError | None = None
+
+
+def pending_resolver(fq: str):
+    """Per-file pass: another module's names are left to ``linking``."""
+    raise Pending(fq)
+
+
+def module_imports(pm: ParsedModule) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for stmt in pm.tree.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                base = "." * len(small.relative) + (pm.code(small.module) if small.module else "")
+                for alias in small.names:
+                    name = pm.code(alias.name)
+                    local = alias.asname.name.value if alias.asname else name
+                    joined = f"{base}.{name}" if base and not base.endswith(".") else f"{base}{name}"
+                    out[local] = absolutize(joined, pm.module_name, pm.is_package)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.asname is not None:
+                        out[alias.asname.name.value] = pm.code(alias.name)
+    return out
+
+
+def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> ParsedModule | FileError:
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return FileError(path, f"not UTF-8 (invalid byte at offset {exc.start}); save the file as UTF-8")
+    try:
+        return ParsedModule.parse(path, source, module_name, is_package)
+    except cst.ParserSyntaxError as exc:
+        return FileError(path, f"does not parse (line {exc.raw_line}, column {exc.raw_column}): "
+                               f"{exc.message.splitlines()[0] if exc.message else 'syntax error'}; fix the syntax or --exclude it")
+    except RecursionError:
+        return FileError(path, "nested too deeply to parse; --exclude it")
+
+
+def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str) -> FileFacts:
+    pm = parse_source(path, data, module_name, is_package)
+    if isinstance(pm, FileError):
+        return FileFacts(path, error=pm)
+    try:
+        sites = tuple(find_sites(pm, pending_resolver)) if mode == MODE_SITES else ()
+        kernels = ({s.name.value: kernel_info(pm, s) for s in pm.tree.body
+                    if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if mode == MODE_SITES else {})
+        return FileFacts(path, sites, tuple(find_launches(pm)), kernels, module_imports(pm))
+    except RecursionError:
+        return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
+
+
+def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str) -> FileFacts | None:
+    """Read, prefilter and analyse one file. None: a site-mode file that never says autotune."""
+    try:
+        data = Path(root, path).read_bytes()
+    except OSError as exc:
+        return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
+    if mode == MODE_SITES and not is_site_candidate(data):
+        return None
+    return analyze_source(path, data, module_name, is_package, mode)

@@ -1,0 +1,114 @@
+"""``kernel[grid](...)`` launch sites in one parsed file, and what the subscripted object can be.
+
+What a launch calls is found by following names, not by spelling: local aliases
+(``fn = k64 if c else k32``: both), ``wrap_triton(k)``, and imports through LibCST's qualified
+names (``from .kernels import _k``, ``kernels._k``). The result is a set of absolute dotted
+names; ``linking`` matches them to sites, so two kernels that share a name in different files
+are never confused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from autotune_rewrite.locate.names import AUTOTUNE, WRAP_TRITON
+from autotune_rewrite.model import LaunchSite
+
+
+@dataclass(frozen=True)
+class LaunchDraft:
+    launch: LaunchSite
+    targets: frozenset[str]  # absolute names the subscripted object may be
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, pm):
+        self.pm = pm
+        self.values: dict[cst.Name, cst.BaseExpression] = {}  # assignment target -> value
+        self.calls: list[tuple[cst.Call, str | None]] = []
+        self.stack: list[str] = []
+
+    def visit_FunctionDef(self, node) -> None:
+        self.stack.append(node.name.value)
+
+    def leave_FunctionDef(self, node) -> None:
+        self.stack.pop()
+
+    def visit_ClassDef(self, node) -> None:
+        self.stack.append(node.name.value)
+
+    def leave_ClassDef(self, node) -> None:
+        self.stack.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self.values[t.target] = node.value
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and isinstance(node.target, cst.Name):
+            self.values[node.target] = node.value
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Subscript):
+            self.calls.append((node, ".".join(self.stack) if self.stack else None))
+
+
+def _targets(pm, values, expr, depth=0) -> set[str]:
+    if depth > 8:
+        return set()
+    if isinstance(expr, cst.IfExp):
+        return _targets(pm, values, expr.body, depth + 1) | _targets(pm, values, expr.orelse, depth + 1)
+    if isinstance(expr, cst.Call):
+        if pm.names(expr.func) & WRAP_TRITON and expr.args:
+            return _targets(pm, values, expr.args[0].value, depth + 1)
+        return set()
+    if isinstance(expr, cst.Name):
+        scope = pm.scope(expr)
+        out: set[str] = set()
+        followed = False
+        if scope is not None and expr.value in scope:
+            for a in scope[expr.value]:
+                value = values.get(a.node) if isinstance(a, Assignment) else None
+                if value is not None and not _is_autotune_application(pm, value):
+                    followed = True
+                    out |= _targets(pm, values, value, depth + 1)
+        if not followed:
+            out |= pm.names(expr)
+        return out
+    if isinstance(expr, cst.Attribute):
+        return set(pm.names(expr))
+    return set()
+
+
+def _is_autotune_application(pm, value) -> bool:
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and bool(pm.names(value.func.func) & AUTOTUNE)
+
+
+def find_launches(pm) -> list[LaunchDraft]:
+    collector = _Collector(pm)
+    pm.tree.visit(collector)
+    out = []
+    for call, function in collector.calls:
+        sub = call.func
+        targets = _targets(pm, collector.values, sub.value)
+        if not targets:
+            continue
+        span = pm.span(call)
+        grid = ", ".join(pm.code(el.slice).strip() for el in sub.slice)
+        out.append(LaunchDraft(
+            LaunchSite(
+                path=pm.path, line=span.start_line, span=span, callee=pm.code(sub.value).strip(), grid=grid,
+                positional=sum(1 for a in call.args if a.keyword is None and not a.star),
+                keywords=tuple(a.keyword.value for a in call.args if a.keyword is not None),
+                has_star_args=any(a.star for a in call.args), function=function,
+            ),
+            frozenset(targets),
+        ))
+    return out
+
+
+__all__ = ["LaunchDraft", "find_launches"]

@@ -1,0 +1,150 @@
+"""One parsed file, and the trimmed copy that LibCST's metadata providers run on.
+
+Why trim: on a kernel file, ``ScopeProvider``/``QualifiedNameProvider``/``PositionProvider``
+cost 3-8x the parse itself, almost all of it spent inside ``@triton.jit`` bodies, which never
+hold anything the locator reports. So the metadata runs on a copy of the module whose kernel
+bodies are replaced by ``...``; every other statement is kept whole. Positions in the copy are
+shifted back to the real file per top-level statement: whole lines are kept, so only line
+numbers move, and Python's own parser (C, cheap) gives each statement's real first line.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst._metadata_dependent import LazyValue
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from autotune_rewrite.locate.names import KERNEL_DECORATOR_TAILS, absolute_names
+from autotune_rewrite.model import Span
+
+
+def _tail(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _is_kernel_def(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.FunctionDef) and any(
+        _tail(d.decorator) in KERNEL_DECORATOR_TAILS for d in stmt.decorators
+    )
+
+
+_STUB = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.Ellipsis())])])
+
+
+def _trim(stmt: cst.CSTNode) -> cst.CSTNode:
+    return stmt.with_changes(body=_STUB.with_changes(header=stmt.body.header)) if _is_kernel_def(stmt) and isinstance(stmt.body, cst.IndentedBlock) else stmt
+
+
+def _statements(source: str) -> list[ast.stmt] | None:
+    """Python's view of the top-level statements (real line numbers, cheap C parser)."""
+    try:
+        return ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return None
+
+
+@dataclass
+class ParsedModule:
+    """A file's module and the metadata the locator asks for, on the trimmed copy."""
+
+    path: str  # relative to the scan root, POSIX
+    module_name: str
+    is_package: bool
+    module: cst.Module  # the full, untouched module
+    tree: cst.Module  # what the analysis walks: the trimmed copy (kernel bodies are ``...``)
+    _qn: object = field(repr=False, default=None)
+    _pos: object = field(repr=False, default=None)
+    _scope: object = field(repr=False, default=None)
+    _ends: list[int] = field(repr=False, default_factory=list)
+    _shift: list[int] = field(repr=False, default_factory=list)
+    _real_end: dict = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def parse(cls, path: str, source: str, module_name: str, is_package: bool) -> "ParsedModule":
+        module = cst.parse_module(source)
+        trimmed = [_trim(s) for s in module.body]
+        changed = any(a is not b for a, b in zip(trimmed, module.body))
+        firsts = _statements(source) if changed else None
+        tree = module.with_changes(body=trimmed) if firsts is not None else module
+        pm = cls(path, module_name, is_package, module, tree)
+        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
+        res = wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider])
+        pm._pos, pm._qn, pm._scope = res[PositionProvider], res[QualifiedNameProvider], res[ScopeProvider]
+        if firsts is not None:
+            pm._map_lines(firsts, source, module.body)
+        return pm
+
+    def _map_lines(self, stmts: list[ast.stmt], source: str, original) -> None:
+        it = iter(stmts)
+        lines = None
+        for stmt, orig in zip(self.tree.body, original):
+            # LibCST groups ``a; b`` in one SimpleStatementLine; Python's ast has one per part.
+            first = next(it)
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for _ in range(len(stmt.body) - 1):
+                    next(it)
+            rng = self._pos[stmt]
+            self._ends.append(rng.end.line)
+            self._shift.append(first.lineno - rng.start.line)
+            if stmt is not orig:
+                # A trimmed kernel: its real end comes from ast (byte column -> characters).
+                lines = lines or source.splitlines(keepends=True)
+                text = lines[first.end_lineno - 1].encode("utf-8")[: first.end_col_offset]
+                self._real_end[stmt] = (first.end_lineno, len(text.decode("utf-8", "replace")))
+
+    # -- metadata -------------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span:
+        r = self._pos[node]
+        shift = 0
+        if self._ends:
+            i = min(bisect.bisect_left(self._ends, r.start.line), len(self._ends) - 1)
+            shift = self._shift[i]
+        if node in self._real_end:
+            end_line, end_col = self._real_end[node]
+            return Span(r.start.line + shift, r.start.column, end_line, end_col)
+        return Span(r.start.line + shift, r.start.column, r.end.line + shift, r.end.column)
+
+    def names(self, node: cst.CSTNode) -> frozenset[str]:
+        """Absolute dotted names ``node`` may refer to (empty when it names nothing known)."""
+        q = self._qn.get(node)
+        if q is None:
+            return frozenset()
+        if isinstance(q, LazyValue):
+            q = q()
+        return absolute_names(q, self.module_name, self.is_package)
+
+    def scope(self, node: cst.CSTNode):
+        return self._scope.get(node)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.tree.code_for_node(node)
+
+    def module_bindings(self) -> dict[str, list[cst.CSTNode]]:
+        """Module-level ``def``s and ``NAME = value`` assignments (the value node), by name."""
+        cached = self.__dict__.get("_bindings_cache")
+        if cached is not None:
+            return cached
+        out: dict[str, list[cst.CSTNode]] = {}
+        self.__dict__["_bindings_cache"] = out
+        for stmt in self.tree.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                out.setdefault(stmt.name.value, []).append(stmt)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                out.setdefault(t.target.value, []).append(small.value)
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                        out.setdefault(small.target.value, []).append(small.value)
+        return out

@@ -1,0 +1,174 @@
+"""Blocks per SM as ``cudaOccMaxActiveBlocksPerMultiprocessor`` (cuda_occupancy.h) computes them.
+
+The function attributes are those of a Triton kernel as Triton's launcher sets them up
+(``triton/backends/nvidia/driver.c`` ``loadBinary``): all shared memory is dynamic
+(``metadata.shared``), and when it exceeds 48 KB the launcher opts in with
+``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = optin - static`` and
+``CU_FUNC_CACHE_PREFER_SHARED``. One block barrier is assumed, as the header's conversion from
+``cudaFuncAttributes`` does. On top of the header we apply Triton's own load-time check on
+tensor memory (``tmem_size`` over 512 columns raises OutOfResources).
+
+Each limit below names the header function it mirrors; the unit tests work the numbers out by hand.
+"""
+
+from __future__ import annotations
+
+from autotune_rewrite.evidence import Occupancy
+from autotune_rewrite.targets import Arch
+
+INT_MAX = 2**31 - 1
+MAX_TMEM_COLUMNS = 512  # Triton's CompiledKernel._init_handles check (Blackwell TMEM per SM)
+
+
+def _round_up(x: int, unit: int) -> int:
+    return -(-x // unit) * unit
+
+
+def _align_up_carveout(size: int, arch: Arch) -> int | None:
+    """cudaOccAlignUpShmemSizeVoltaPlus: the smallest SM shared memory configuration >= size."""
+    for step in arch.carveout_steps:
+        if size <= step:
+            return step
+    return None
+
+
+def _warps_limit(arch: Arch, threads: int) -> int:
+    # cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching is off on CC >= 7).
+    if threads > arch.max_threads_per_block:
+        return 0
+    return arch.max_warps_per_sm // -(-threads // arch.warp_size)
+
+
+def _regs_limit(arch: Arch, warps: int, registers: int) -> tuple[int, int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit -> (limit, registers allocated per block, registers the
+    hardware check assumes per block)."""
+    regs_per_warp = _round_up(registers * arch.warp_size, arch.reg_alloc_unit)
+    allocated = regs_per_warp * warps
+    # The hardware check assumes all sub-partitions allocate at once: warps rounded up to 4.
+    assumed = regs_per_warp * _round_up(warps, arch.sub_partitions)
+    if (
+        arch.regs_per_block < assumed
+        or arch.regs_per_block < allocated
+        or registers > arch.max_regs_per_thread
+    ):
+        return 0, allocated, assumed
+    if regs_per_warp == 0:
+        return INT_MAX, allocated, assumed
+    warps_per_sub_partition = (arch.regs_per_sm // arch.sub_partitions) // regs_per_warp
+    return warps_per_sub_partition * arch.sub_partitions // warps, allocated, assumed
+
+
+def _smem_limit(arch: Arch, shared: int, static_shared: int) -> tuple[int, int, int]:
+    """cudaOccMaxBlocksPerSMSmemLimit -> (limit, bytes allocated per block, per-block limit)."""
+    static = static_shared + arch.reserved_smem_per_block
+    allocated = _round_up(static + shared, arch.smem_alloc_unit)
+    # What Triton's loadBinary sets: opt in above 48 KB, otherwise the default per-block size.
+    if shared > 48 * 1024:
+        max_dynamic = arch.smem_optin_per_block - static_shared
+    else:
+        max_dynamic = arch.smem_per_block - static_shared
+    # cudaOccSMemPerBlock with FUNC_SHMEM_LIMIT_OPTIN, plus the reserved KB (CC >= 8).
+    if static + max_dynamic > arch.smem_per_block:
+        per_block = arch.smem_optin_per_block
+    else:
+        per_block = arch.smem_per_block
+    per_block += arch.reserved_smem_per_block
+    if shared > max_dynamic or allocated > per_block:
+        return 0, allocated, per_block
+    # Preference: default carveout or PREFER_SHARED both ask for all of sharedMemPerMultiprocessor.
+    preference = _align_up_carveout(arch.smem_per_sm, arch) or arch.smem_per_sm
+    if preference >= allocated:
+        per_sm = preference
+    else:
+        per_sm = _align_up_carveout(allocated, arch) or allocated
+    return (per_sm // allocated if allocated > 0 else INT_MAX), allocated, per_block
+
+
+def occupancy(
+    arch: Arch,
+    num_warps: int,
+    registers: int,
+    shared_bytes: int,
+    num_ctas: int = 1,
+    *,
+    tmem_columns: int = 0,
+    static_shared_bytes: int = 0,
+) -> Occupancy:
+    """Resident blocks per SM of one CTA of ``num_warps`` warps using ``registers`` per thread
+    and ``shared_bytes`` of dynamic shared memory on ``arch``.
+
+    With ``num_ctas > 1`` (thread block clusters) the numbers are per CTA: each CTA of the
+    cluster needs the same per-SM resources, so a CTA that cannot fit makes the cluster
+    unlaunchable; cluster co-scheduling across SMs is not modelled.
+    """
+    del num_ctas  # per-CTA resources do not depend on the cluster size (see docstring)
+    threads = num_warps * arch.warp_size
+    warps = num_warps
+
+    lim_warps = _warps_limit(arch, threads)
+    lim_regs, regs_allocated, regs_assumed = _regs_limit(arch, warps, registers)
+    lim_smem, smem_allocated, smem_per_block = _smem_limit(arch, shared_bytes, static_shared_bytes)
+    lim_blocks = arch.max_blocks_per_sm
+    limits: list[tuple[str, int]] = [
+        ("warps", lim_warps),
+        ("registers", lim_regs),
+        ("shared memory", lim_smem),
+        ("blocks", lim_blocks),
+    ]
+    blocks = min(v for _, v in limits)
+    # cudaOccMaxBlocksPerSMBlockBarrierLimit (CC >= 9, one barrier per block).
+    if arch.major >= 9:
+        lim_bars = lim_blocks * arch.barrier_slots_per_block_slot
+        limits.append(("barriers", lim_bars))
+        blocks = min(blocks, lim_bars)
+    limiter = next(name for name, v in limits if v == blocks)
+
+    reason: str | None = None
+    if blocks == 0:
+        if lim_warps == 0:
+            limiter = "threads"
+            reason = (
+                f"{threads:,} threads (num_warps={num_warps}) > "
+                f"{arch.max_threads_per_block:,} per block"
+            )
+        elif lim_regs == 0:
+            reason = _register_reason(arch, registers, threads, regs_allocated, regs_assumed)
+        elif lim_smem == 0:
+            reason = _smem_reason(arch, shared_bytes, static_shared_bytes, smem_allocated, smem_per_block)
+    if tmem_columns > MAX_TMEM_COLUMNS:
+        blocks, limiter = 0, "tensor memory"
+        reason = f"tensor memory {tmem_columns:,} columns > {MAX_TMEM_COLUMNS} per SM"
+
+    return Occupancy(
+        blocks_per_sm=blocks,
+        warps_per_sm=blocks * warps,
+        occupancy=blocks * warps / arch.max_warps_per_sm,
+        limiter=limiter,
+        reason=reason,
+        limits=tuple(limits),
+    )
+
+
+def _register_reason(arch: Arch, registers: int, threads: int, allocated: int, assumed: int) -> str:
+    if registers > arch.max_regs_per_thread:
+        return f"registers {registers}/thread > {arch.max_regs_per_thread} per thread"
+    text = f"registers {registers}/thread x {threads:,} threads > {arch.regs_per_block:,} per block"
+    held = max(allocated, assumed)
+    if held != registers * threads:
+        text += f" ({held:,} as allocated)"
+    return text
+
+
+def _smem_reason(arch: Arch, shared: int, static_shared: int, allocated: int, per_block: int) -> str:
+    usable = arch.smem_optin_per_block - static_shared
+    if shared > usable:
+        static = f" (+{static_shared:,} B static)" if static_shared else ""
+        return (
+            f"shared memory {shared:,} B{static} > {usable:,} B opt-in limit of {arch.name}, "
+            f"over by {shared - usable:,} B"
+        )
+    return (
+        f"shared memory {shared:,} B + {static_shared:,} B static + "
+        f"{arch.reserved_smem_per_block:,} B reserved = {allocated:,} B allocated > "
+        f"{per_block:,} B per block on {arch.name}"
+    )

@@ -1,0 +1,74 @@
+"""Rendering of ``scan``: JSON on stdout (stable schema), a rich table on stderr, and a
+progress bar on stderr only when it is a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from typing import Iterator
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from autotune_rewrite import output
+from autotune_rewrite.model import AutotuneSite, ScanResult, to_jsonable
+
+
+def site_json(site: AutotuneSite) -> dict:
+    """One site: the documented keys first, then every field of ``AutotuneSite``."""
+    data = to_jsonable(site)
+    data["configs"] = (None if site.configs is None else
+                       [{**to_jsonable(c), "label": c.label()} for c in site.configs])
+    data["launches"] = [to_jsonable(l) for l in site.launches]
+    data["ident"] = site.ident
+    return data
+
+
+def scan_json(result: ScanResult) -> str:
+    payload = {
+        "root": result.root,
+        "files_scanned": result.files_scanned,
+        "sites": [site_json(s) for s in result.sites],
+        "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+    }
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def print_json(result: ScanResult) -> None:
+    output.write_raw(scan_json(result))
+
+
+def print_table(result: ScanResult) -> None:
+    console = output.stderr()
+    table = Table(title=f"autotune sites under {result.root}", show_lines=False)
+    for col in ("site", "form", "key", "configs", "launches"):
+        table.add_column(col, overflow="fold")
+    for s in result.sites:
+        if s.configs is None:
+            configs = f"[yellow]unresolved[/]: {output.escape(s.unresolved_reason or '')}"
+        else:
+            configs = "\n".join(output.escape(c.label()) for c in s.configs)
+        key = ", ".join(s.key) if s.key is not None else "?"
+        launches = "\n".join(f"{l.path}:{l.line}" for l in s.launches) or "-"
+        table.add_row(f"{s.path}:{s.line}\n[bold]{output.escape(s.kernel)}[/]", s.form, output.escape(key), configs, launches)
+    console.print(table)
+    for e in result.errors:
+        output.warning(f"{e.path}: {e.message}")
+    console.print(f"{len(result.sites)} site(s) in {result.files_scanned} file(s) scanned, {len(result.errors)} error(s)")
+
+
+@contextlib.contextmanager
+def progress_bar() -> Iterator:
+    """A callback ``(done, total)`` for ``scan``; a bar only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), console=output.stderr(),
+                  transient=True) as bar:
+        task = bar.add_task("scan", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

@@ -1,0 +1,131 @@
+"""The SMEM model of one kernel x launch spec x target: which points to compile, and what it says.
+
+The configs of a site are the first points (each compiled config gives parameters -> bytes).
+They rarely determine a model: three configs at one ``num_stages`` say nothing about stages. So
+we ask ``smem_model.probe_points`` for extra parameter sets and compile them too (failed probes
+are dropped), then fit with ``smem_model.fit_smem_model`` and ask ``largest_fit`` for the
+largest tile per tile parameter.
+
+What is varied: the int meta-parameters of the configs, ``num_stages``, and the spec's int
+constexprs whose name contains ``BLOCK`` (tile sizes such as ``BLOCK_H``: the model then reads
+like ``1152*BLOCK_H + 1348*num_stages*BLOCK_T``). Other constexprs (head dims) are held: moving
+them doubles compile cost and changes the kernel's meaning rather than its tiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from autotune_rewrite import launch_spec, smem_model
+from autotune_rewrite.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
+from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.targets import Target
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def tile_params(site: AutotuneSite, spec: LaunchSpec) -> tuple[str, ...]:
+    """Parameters the model may vary: int meta-params, num_stages, BLOCK* spec constexprs."""
+    names = [k for k in launch_spec.meta_params(site)
+             if all(_is_int(c.kwargs.get(k, 0)) for c in site.configs or ())]
+    names.append("num_stages")
+    names += [k for k, v in spec.constexprs if _is_int(v) and "BLOCK" in k.upper() and k not in names]
+    return tuple(names)
+
+
+def point_params(config: ConfigValue, spec: LaunchSpec) -> dict[str, int]:
+    """The parameters of one compiled point (ints only; constants drop out of the fit)."""
+    params = {k: v for k, v in spec.constexprs if _is_int(v)}
+    params.update({k: v for k, v in config.kwargs.items() if _is_int(v)})
+    params["num_stages"] = config.effective_num_stages
+    params["num_warps"] = config.effective_num_warps
+    return params
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One extra point to compile for the model."""
+
+    params: dict
+    config: ConfigValue
+    spec: LaunchSpec
+    job: CompileJob
+
+
+def probes(
+    site: AutotuneSite, spec: LaunchSpec, target: Target, verdicts: Sequence[ConfigVerdict],
+) -> list[Probe]:
+    """Extra points so that the fit over ``tile_params`` is determined (none when it already is)."""
+    compiled = [v for v in verdicts if v.arch == target.arch.name and v.outcome.shared_bytes is not None]
+    if not compiled:
+        return []
+    vary = tile_params(site, spec)
+    points = [point_params(v.config, spec) for v in compiled]
+    base_config = compiled[0].config
+    spec_names = {k for k, _ in spec.constexprs}
+    meta = set(launch_spec.meta_params(site))
+    out = []
+    for params in smem_model.probe_points(points, vary):
+        kwargs = {k: params[k] for k in base_config.kwargs if k in params} | {
+            k: params[k] for k in meta if k in params}
+        config = replace(base_config, kwargs=kwargs, num_stages=params["num_stages"], span=None)
+        probe_spec = replace(spec, constexprs=tuple((k, params.get(k, v) if k in spec_names else v)
+                                                    for k, v in spec.constexprs))
+        spz = launch_spec.specialize(site, probe_spec, config)
+        job = replace(compiled[0].outcome.job, signature=spz.signature, constexprs=spz.constexprs,
+                      divisible_by_16=spz.divisible_by_16, num_stages=config.effective_num_stages,
+                      num_warps=config.effective_num_warps)
+        out.append(Probe(params, config, probe_spec, job))
+    return out
+
+
+def fit(
+    site: AutotuneSite,
+    spec: LaunchSpec,
+    target: Target,
+    verdicts: Sequence[ConfigVerdict],
+    probed: Sequence[tuple[Probe, CompileOutcome]] = (),
+) -> tuple[SmemModel | None, str | None]:
+    """(model, largest-tile sentence) for one target, from the configs and the probes."""
+    points = [(point_params(v.config, spec), v.outcome.shared_bytes) for v in verdicts
+              if v.arch == target.arch.name and v.outcome.shared_bytes is not None]
+    points += [(p.params, o.shared_bytes) for p, o in probed if o.shared_bytes is not None and o.error is None]
+    model = smem_model.fit_smem_model(points)
+    if model is None:
+        return None, None
+    return model, largest_sentence(site, spec, target, model, verdicts)
+
+
+def largest_sentence(
+    site: AutotuneSite, spec: LaunchSpec, target: Target, model: SmemModel, verdicts: Sequence[ConfigVerdict],
+) -> str | None:
+    """``BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B)``, per tile parameter
+    and per num_stages of the configs, for the configs' other parameters."""
+    in_model = smem_model.model_parameters(model)
+    meta = [k for k in tile_params(site, spec) if k != "num_stages" and k in in_model
+            and k in launch_spec.meta_params(site)]
+    if not meta:
+        meta = ["num_stages"] if "num_stages" in in_model else []
+    limit = target.arch.smem_optin_per_block
+    parts: list[str] = []
+    seen: set[tuple] = set()
+    for v in verdicts:
+        if v.arch != target.arch.name:
+            continue
+        fixed = point_params(v.config, spec)
+        for name in meta:
+            others = tuple(sorted((k, x) for k, x in fixed.items() if k != name and k in in_model))
+            if (name, others) in seen:
+                continue
+            seen.add((name, others))
+            best = smem_model.largest_fit(model, target.arch, fixed, name)
+            where = ", ".join(f"{k}={x}" for k, x in others) or "any config"
+            if best is None:
+                parts.append(f"no {name} fits at {where}")
+            else:
+                bytes_ = int(round(smem_model.predict(model, {**fixed, name: best})))
+                parts.append(f"{name} <= {best} at {where} (predicted {bytes_:,} B of {limit:,} B)")
+    return "; ".join(parts) if parts else None
