@@ -26,10 +26,10 @@ for that reason too.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Sequence
+from typing import Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 
 VARIANTS = ("prune", "v1", "v2", "v3")
@@ -171,15 +171,12 @@ def decide(
     site: AutotuneSite,
     reports: Sequence[KernelReport],
     candidates: Sequence[KernelReport] = (),
-    *,
-    smem_limit: Callable[[str], int] | None = None,
 ) -> Decision:
     """Choose ``variant``'s config list for ``site`` from the check stage's reports.
 
     ``reports``: one KernelReport per launch spec (verdicts for the configs in the source, per
     target). ``candidates``: reports holding verdicts for configs ``decide`` asked for before.
-    ``smem_limit(arch)``: the opt-in shared memory per block, used only to suggest a tile when
-    nothing can launch. Raises UserError when no config can launch.
+    Raises UserError when no config can launch (with the check stage's largest-fitting tile).
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -205,7 +202,7 @@ def decide(
         else:
             dropped.append((c, f"cannot launch: {_why_not(ev)}"))
     if not kept:
-        raise UserError(_nothing_launches(site, usable, smem_limit))
+        raise UserError(_nothing_launches(site, usable))
 
     lines = [f"drop {c.label()}: {why}" for c, why in dropped]
     if variant == "prune":
@@ -302,60 +299,10 @@ def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):
     return best, [], notes
 
 
-def _nothing_launches(site: AutotuneSite, reports: Sequence[KernelReport], smem_limit) -> str:
-    msg = f"{site.ident}: no config can launch on {', '.join(sorted({v.arch for r in reports for v in r.verdicts}))}"
-    model = next((r.smem_model for r in reports if r.smem_model), None)
-    if model is None or smem_limit is None:
-        return msg + "; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run"
-    limit = min(smem_limit(v.arch) for r in reports for v in r.verdicts)
-    spec = next((r.spec for r in reports if r.spec), None)
-    fixed = dict(spec.constexprs) if spec else {}
-    best = suggest_tile(site.configs or (), model, fixed, limit)
-    if best is None:
-        return msg + f"; even the smallest tile the SMEM model ({model.text}) allows does not fit {limit:,} B"
-    cfg, smem = best
-    return msg + f"; the largest tile that fits {limit:,} B by the SMEM model ({model.text}, an estimate) is {cfg.label()} (~{smem:,.0f} B): add it and re-run"
-
-
-def smem_estimate(model: SmemModel, values: dict) -> float | None:
-    """Evaluate the fitted model; None when a term names a value we do not know."""
-    total = 0.0
-    for term, coef in model.coefficients:
-        if term == "1":
-            total += coef
-            continue
-        x = 1.0
-        for name in term.split("*"):
-            if name not in values or not isinstance(values[name], (int, float)):
-                return None
-            x *= values[name]
-        total += coef * x
-    return total
-
-
-def _shrinks(c: ConfigValue, names: Iterable[str]) -> Iterable[ConfigValue]:
-    names = [n for n in names if isinstance(c.kwargs.get(n), int) and c.kwargs[n] > 1]
-    combos: list[dict] = [{}]
-    for n in names:
-        v, opts = c.kwargs[n], []
-        while v >= 1 and len(opts) < 5:
-            opts.append(v)
-            v //= 2
-        combos = [dict(d, **{n: o}) for d in combos for o in opts]
-    for d in combos:
-        for s in range(c.effective_num_stages, 0, -1):
-            yield replace(c, kwargs={**c.kwargs, **d}, num_stages=s, span=None, path=None)
-
-
-def suggest_tile(configs: Sequence[ConfigValue], model: SmemModel, fixed: dict, limit: int):
-    """The (config, estimated SMEM) with the most SMEM under ``limit``, shrinking the source's
-    tiles (halving meta-parameters the model uses, fewer stages); None when nothing fits."""
-    names = {n for t, _ in model.coefficients for n in t.split("*")} - {"1", "num_stages", "num_warps"}
-    best = None
-    for c in configs:
-        for cand in _shrinks(c, sorted(names)):
-            values = {**fixed, **cand.kwargs, "num_stages": cand.effective_num_stages, "num_warps": cand.effective_num_warps}
-            smem = smem_estimate(model, values)
-            if smem is not None and smem <= limit and (best is None or smem > best[1]):
-                best = (cand, smem)
-    return best
+def _nothing_launches(site: AutotuneSite, reports: Sequence[KernelReport]) -> str:
+    archs = ", ".join(sorted({v.arch for r in reports for v in r.verdicts}))
+    msg = f"{site.ident}: no config can launch on {archs}"
+    fits = [f"{arch}: {text}" for r in reports for arch, text in r.largest_fit]
+    if fits:
+        return msg + "; by the fitted SMEM model (an estimate) the largest tile that fits is " + "; ".join(fits) + ": add such a config and re-run"
+    return msg + "; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run"

@@ -18,10 +18,9 @@ from autotune_rewrite.evidence import (
     KernelReport,
     LaunchSpec,
     Occupancy,
-    SmemModel,
 )
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.variants import MAX_WARPS, config_key, decide, suggest_tile
+from autotune_rewrite.variants import MAX_WARPS, config_key, decide
 from test_rewrite_transforms import KERNEL
 
 SPEC = LaunchSpec(name="BLOCK_H=16", types=(), constexprs=(("BLOCK_H", 16),))
@@ -118,19 +117,15 @@ def test_variants_choose_the_same_again_on_their_own_output(site):
 
 def test_nothing_launches_suggests_the_largest_tile_from_the_smem_model(site):
     big = site.__class__(**{**site.__dict__, "configs": site.configs[1:]})
-    model = SmemModel((("BLOCK_H", 1152.0), ("num_stages*BLOCK_T", 1348.0)), 0, 4, "SMEM = 1152*BLOCK_H + 1348*num_stages*BLOCK_T")
-    report = KernelReport(big, SPEC, _report(big, big.configs).verdicts, smem_model=model)
+    fit = ("sm_120", "BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B)")
+    report = KernelReport(big, SPEC, _report(big, big.configs).verdicts, largest_fit=(fit,))
     with pytest.raises(UserError) as err:
-        decide("v1", big, [report], smem_limit=lambda arch: CAP)
-    msg = str(err.value)
-    assert "no config can launch on sm_120" in msg
-    # BLOCK_T=32 s1 = 61,568 B beats BLOCK_T=16 s2 (same) in order; both fit; s2 at 32 does not.
-    assert "BLOCK_T=32 w4 s1 (~61,568 B)" in msg
-
-
-def test_suggest_tile_returns_none_when_nothing_fits():
-    model = SmemModel((("1", 200_000.0),), 0, 1, "SMEM = 200000")
-    assert suggest_tile([ConfigValue({"BLOCK": 64}, num_stages=2)], model, {}, CAP) is None
+        decide("v1", big, [report])
+    assert str(err.value) == (
+        "k.py::_decode_kernel: no config can launch on sm_120; by the fitted SMEM model (an estimate) the "
+        "largest tile that fits is sm_120: BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B): "
+        "add such a config and re-run"
+    )
 
 
 def test_v3_is_skipped_when_no_higher_warp_count_helps(site):

@@ -62,39 +62,24 @@ def rewrite(
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
     (paths as the scan reported them, newlines untranslated)."""
-    site = decision.site
-    if decision.skipped or decision.needs:
-        return RewriteResult(decision)
+    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets)
+    return RewriteResult(decision, changes, notes)
+
+
+def rewrite_all(
+    decisions: Seq[Decision],
+    read: Callable[[str], str],
+    *,
+    batch_expr: str | None = None,
+    buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
+) -> tuple[tuple[FileChange, ...], tuple[str, ...]]:
+    """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
     files = _Files(read)
-    pf = files(site.path)
-    edits, notes = config_edits(pf, site, decision, files)
-    files.add(site.path, edits)
-
-    if decision.add_bs_bucket:
-        if not site.launches:
-            raise UserError(
-                f"{site.ident}: v3 adds a {bucket.PARAM} argument but the scan found no launch site to "
-                "pass it; scan the folder that holds the callers"
-            )
-        call = find_autotune_call(pf, site)
-        files.add(site.path, bucket.key_edits(pf, call, site))
-        kpath = site.kernel_path or site.path
-        kpf = files(kpath)
-        fn = bucket.find_kernel(kpf, site)
-        already = any(p.name.value == bucket.PARAM for p in fn.params.params)
-        idx = bucket.insert_index(fn, site.launches, site)
-        files.add(kpath, bucket.signature_edits(kpf, fn, idx, site))
-        files.add(kpath, bucket.jit_edits(kpf, fn, idx, site, inserted=not already))
-        callers = []
-        for launch in site.launches:
-            lpf = files(launch.path)
-            launch_e = bucket.launch_edits(lpf, launch, batch_expr, site.kernel)
-            files.add(launch.path, launch_e)
-            if launch.path not in callers:
-                callers.append(launch.path)
-        for path in callers:
-            files.add(path, bucket.helper_edits(files(path), buckets))
-
+    notes: list[str] = []
+    helpers: set[str] = set()
+    for decision in decisions:
+        if not (decision.skipped or decision.needs):
+            notes += _collect(decision, files, helpers, batch_expr, buckets)
     changes = []
     for path, path_edits in files.edits.items():
         if not path_edits:
@@ -108,4 +93,33 @@ def rewrite(
         except cst.ParserSyntaxError as exc:  # a transform bug, never the user's input
             raise RuntimeError(f"rewritten {path} does not parse: {exc}") from exc
         changes.append(FileChange(path, before, after))
-    return RewriteResult(decision, tuple(changes), tuple(notes))
+    return tuple(sorted(changes, key=lambda c: c.path)), tuple(notes)
+
+
+def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets) -> list[str]:
+    site = decision.site
+    pf = files(site.path)
+    edits, notes = config_edits(pf, site, decision, files)
+    files.add(site.path, edits)
+    if not decision.add_bs_bucket:
+        return notes
+    if not site.launches:
+        raise UserError(
+            f"{site.ident}: v3 adds a {bucket.PARAM} argument but the scan found no launch site to "
+            "pass it; scan the folder that holds the callers"
+        )
+    call = find_autotune_call(pf, site)
+    files.add(site.path, bucket.key_edits(pf, call, site))
+    kpath = site.kernel_path or site.path
+    kpf = files(kpath)
+    fn = bucket.find_kernel(kpf, site)
+    already = any(p.name.value == bucket.PARAM for p in fn.params.params)
+    idx = bucket.insert_index(fn, site.launches, site)
+    files.add(kpath, bucket.signature_edits(kpf, fn, idx, site))
+    files.add(kpath, bucket.jit_edits(kpf, fn, idx, site, inserted=not already))
+    for launch in site.launches:
+        files.add(launch.path, bucket.launch_edits(files(launch.path), launch, batch_expr, site.kernel))
+        if launch.path not in helpers:
+            helpers.add(launch.path)
+            files.add(launch.path, bucket.helper_edits(files(launch.path), buckets))
+    return notes

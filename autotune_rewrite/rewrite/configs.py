@@ -34,7 +34,11 @@ def autotune_arg(call: cst.Call, name: str) -> cst.Arg | None:
 
 
 def find_autotune_call(pf: ParsedFile, site: AutotuneSite) -> cst.Call:
-    return pf.find(cst.Call, site.span, "@triton.autotune(...) call")
+    call = pf.find(cst.Call, site.span, "@triton.autotune(...) call")
+    # Call form ``triton.autotune(configs=...)(kernel)``: the span may cover the outer call.
+    while isinstance(call.func, cst.Call) and autotune_arg(call, "configs") is None:
+        call = call.func
+    return call
 
 
 def _literal_elements(pf: ParsedFile, site: AutotuneSite, value: cst.BaseExpression) -> list[int] | None:

@@ -61,10 +61,15 @@ class ParsedFile:
 
     def find(self, kind: type[N], span: Span, what: str) -> N:
         """The node of ``kind`` that starts where ``span`` starts (the locator's coordinates)."""
+        same_start = []
         for node in self.walk(kind):
             s = self.span(node)
-            if (s.start_line, s.start_col) == (span.start_line, span.start_col):
+            if s == span:
                 return node
+            if (s.start_line, s.start_col) == (span.start_line, span.start_col):
+                same_start.append(node)
+        if same_start:  # ``f(a)(b)`` and ``f(a)`` start together: the outermost comes first
+            return same_start[0]
         raise UserError(
             f"{self.path}:{span.start_line}: cannot find the {what} the scan reported; "
             "the file changed since it was scanned, re-run the command"
