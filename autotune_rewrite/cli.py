@@ -84,5 +84,38 @@ def scan(
     raise typer.Exit(int(ExitCode.ERROR if nothing and result.errors else ExitCode.OK))
 
 
+class CheckFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    github = "github"
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def check(
+    path: Path = typer.Argument(..., help="A checkout, folder or file holding @triton.autotune kernels."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (stderr), json, markdown or github annotations (stdout)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (e.g. bf16); those numbers are labelled assumed."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
+) -> None:
+    """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
+    shared memory, registers and spills, apply the CUDA occupancy rules."""
+    from autotune_rewrite.feasibility import check as run_check
+    from autotune_rewrite.output import check as check_out
+
+    try:
+        with check_out.progress_bar() as progress:
+            result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
+                               use_cache=not no_cache, progress=progress)
+    except UserError as err:
+        raise _fail(err)
+    {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
+     CheckFormat.github: check_out.print_github}.get(fmt, check_out.print_table)(result)
+    raise typer.Exit(int(result.exit_code))
+
+
 def main() -> None:
     app()

@@ -99,6 +99,8 @@ def one_line(exc: BaseException) -> str:
         # "at 12:4:\n<source line>\n    ^\n<message>": keep the position and the message.
         position = lines[0].rstrip(":") if lines[0].startswith("at ") else ""
         message = lines[-1]
+        if name == "CompileTimeAssertionFailure":
+            message = f"static_assert failed: {message}"
         return f"{message} ({position})" if position else message
     return f"{name}: {lines[-1] if len(lines) > 1 and lines[0].endswith(':') else lines[0]}"
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autotune_rewrite import launch_spec
+from autotune_rewrite import launch_spec, smem_probe
 from autotune_rewrite.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.evidence import (
@@ -35,8 +35,10 @@ from autotune_rewrite.evidence import (
 )
 from autotune_rewrite.kernel_loader import KernelLoadError, load_bundle
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
-from autotune_rewrite.occupancy import occupancy
+from autotune_rewrite.occupancy import occupancy_of
 from autotune_rewrite.resources import ptxas_version, triton_version
+from autotune_rewrite.scan import scan
+from autotune_rewrite.settings import load_settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
 Progress = Callable[[int, int], None]
@@ -106,17 +108,8 @@ def build_jobs(
 
 def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> ConfigVerdict:
     """Occupancy rules applied to one compile outcome."""
-    if outcome.error is not None or outcome.shared_bytes is None or outcome.registers is None:
-        return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=None)
-    occ = occupancy(
-        target.arch,
-        config.effective_num_warps,
-        outcome.registers,
-        outcome.shared_bytes,
-        config.effective_num_ctas,
-        tmem_columns=outcome.tmem_bytes or 0,
-    )
-    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome, occupancy=occ)
+    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome,
+                         occupancy=occupancy_of(outcome, target.arch))
 
 
 class _Run:
@@ -194,8 +187,6 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     verdicts = [_verdicts(plan, [next(it) for _ in plan.jobs]) for plan in plans]
     wanted = []  # (plan index, target, probe)
     if model:
-        from autotune_rewrite import smem_probe  # TEMP until smem_model merges
-
         for i, plan in enumerate(plans):
             for target in plan.targets:
                 wanted += [(i, target, p) for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
@@ -204,8 +195,6 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     for i, plan in enumerate(plans):
         models, fits = [], []
         if model:
-            from autotune_rewrite import smem_probe  # TEMP until smem_model merges
-
             for target in plan.targets:
                 mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
                 fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine)
@@ -311,37 +300,32 @@ def check(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     progress: Progress | None = None,
+    fit_model: bool = True,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
     Raises ``UserError`` (exit 2, nothing written) for an unknown target, a kernel not found, a
     malformed settings table, or launch specs missing types/values (with the stanza to paste)."""
-    from autotune_rewrite.scan import scan
-    from autotune_rewrite.settings import load_settings
-
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
-        raise UserError(f"{root}: no such file or directory")
+        raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     settings = load_settings(path)
-    raw = dict(getattr(settings, "raw", {}) or {})
-    settings_file = str(getattr(settings, "source", None) or "pyproject.toml")
-    targets = resolve_targets(archs or _configured_archs(raw, settings_file))
-    entries = launch_spec.spec_entries(raw, settings_file)
-    base = _scan_root(path, settings)
-    result = scan(base, paths=[path] if path.is_file() else None, jobs=workers, settings=settings)
+    settings_file = _display(settings.source)
+    targets = resolve_targets(archs or settings.arch)
+    entries = launch_spec.spec_entries(settings.raw, settings_file)
+    result = scan(path, jobs=workers, settings=settings)
+    base = Path(result.root)
     sites = _select(result.sites, kernel)
 
-    resolutions, skipped = [], []
+    resolutions = []
     for site in sites:
         if site.configs is None or not site.configs:
-            skipped.append(site)
-            continue
+            continue  # reported by _check_sites as skipped
         try:
             bundle = _bundle(base, site)
         except KernelLoadError:
-            skipped.append(site)  # reported by _check_sites with the loader's message
-            continue
+            continue  # reported by _check_sites with the loader's message
         resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file))
     if any(not r.ok for r in resolutions):
         raise launch_spec.missing_error(resolutions)
@@ -349,7 +333,7 @@ def check(
     run = _Run(workers, cache_dir, use_cache, progress)
     specs = {id(r.site): r.specs for r in resolutions}
     work = [(s, specs.get(id(s), ())) for s in sites]
-    reports = _check_sites(base, work, targets, run)
+    reports = _check_sites(base, work, targets, run, model=fit_model)
     return CheckResult(
         root=str(base),
         targets=targets,
@@ -363,22 +347,14 @@ def check(
     )
 
 
-def _configured_archs(raw, settings_file: str) -> tuple[str, ...]:
-    value = raw.get("arch")
-    if value is None:
-        return (DEFAULT_TARGET,)
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UserError(f"{settings_file}: arch must be a list of targets, e.g. arch = [\"sm_120\"]")
-    return tuple(value)
-
-
-def _scan_root(path: Path, settings) -> Path:
-    root = getattr(settings, "root", None)
-    if root is not None:
-        return Path(root)
-    return path if path.is_dir() else path.parent
+def _display(source: str | None) -> str:
+    """The settings file as the user would name it (relative to the working folder if inside)."""
+    if not source:
+        return "pyproject.toml"
+    try:
+        return str(Path(source).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return source
 
 
 __all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "verdict"]

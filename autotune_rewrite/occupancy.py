@@ -13,7 +13,7 @@ Each limit below names the header function it mirrors; the unit tests work the n
 
 from __future__ import annotations
 
-from autotune_rewrite.evidence import Occupancy
+from autotune_rewrite.evidence import CompileOutcome, Occupancy
 from autotune_rewrite.targets import Arch
 
 INT_MAX = 2**31 - 1
@@ -171,4 +171,21 @@ def _smem_reason(arch: Arch, shared: int, static_shared: int, allocated: int, pe
         f"shared memory {shared:,} B + {static_shared:,} B static + "
         f"{arch.reserved_smem_per_block:,} B reserved = {allocated:,} B allocated > "
         f"{per_block:,} B per block on {arch.name}"
+    )
+
+
+def occupancy_of(outcome: CompileOutcome, arch: Arch) -> Occupancy | None:
+    """Occupancy of a compiled job on ``arch`` (None when the compile failed). The outcome must
+    have been compiled for ``arch.capability``: resources differ between architectures."""
+    if outcome.error is not None or outcome.shared_bytes is None or outcome.registers is None:
+        return None
+    if outcome.job.capability != arch.capability:
+        raise ValueError(f"outcome compiled for sm_{outcome.job.capability}, not {arch.name}")
+    return occupancy(
+        arch,
+        num_warps=outcome.job.num_warps,
+        registers=outcome.registers,
+        shared_bytes=outcome.shared_bytes,
+        num_ctas=outcome.job.num_ctas,
+        tmem_columns=outcome.tmem_bytes or 0,
     )

@@ -102,30 +102,28 @@ def fit(
 def largest_sentence(
     site: AutotuneSite, spec: LaunchSpec, target: Target, model: SmemModel, verdicts: Sequence[ConfigVerdict],
 ) -> str | None:
-    """``BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B)``, per tile parameter
-    and per num_stages of the configs, for the configs' other parameters."""
+    """``BLOCK_T <= 16 at num_stages=2, BLOCK_H=16 (predicted 61,568 B of 101,376 B)``: for each
+    tile parameter in the model (num_stages last), the largest value that fits, the others held
+    at the config that launches with the largest value of it (the first config if none launches)."""
     in_model = smem_model.model_parameters(model)
-    meta = [k for k in tile_params(site, spec) if k != "num_stages" and k in in_model
-            and k in launch_spec.meta_params(site)]
-    if not meta:
-        meta = ["num_stages"] if "num_stages" in in_model else []
+    names = [k for k in tile_params(site, spec) if k in in_model and k != "num_stages"]
+    if "num_stages" in in_model:
+        names.append("num_stages")
+    mine = [v for v in verdicts if v.arch == target.arch.name]
+    if not mine:
+        return None
     limit = target.arch.smem_optin_per_block
     parts: list[str] = []
-    seen: set[tuple] = set()
-    for v in verdicts:
-        if v.arch != target.arch.name:
-            continue
-        fixed = point_params(v.config, spec)
-        for name in meta:
-            others = tuple(sorted((k, x) for k, x in fixed.items() if k != name and k in in_model))
-            if (name, others) in seen:
-                continue
-            seen.add((name, others))
-            best = smem_model.largest_fit(model, target.arch, fixed, name)
-            where = ", ".join(f"{k}={x}" for k, x in others) or "any config"
-            if best is None:
-                parts.append(f"no {name} fits at {where}")
-            else:
-                bytes_ = int(round(smem_model.predict(model, {**fixed, name: best})))
-                parts.append(f"{name} <= {best} at {where} (predicted {bytes_:,} B of {limit:,} B)")
+    for name in names:
+        launching = [v for v in mine if v.launchable] or mine[:1]
+        base = max(launching, key=lambda v: point_params(v.config, spec).get(name, 0))
+        fixed = point_params(base.config, spec)
+        others = ", ".join(f"{k}={x}" for k, x in sorted(fixed.items()) if k != name and k in in_model)
+        where = f" at {others}" if others else ""
+        best = smem_model.largest_fit(model, target.arch, fixed, name)
+        if best is None:
+            parts.append(f"no {name} fits{where}")
+        else:
+            used = int(round(smem_model.predict(model, {**fixed, name: best})))
+            parts.append(f"{name} <= {best}{where} (predicted {used:,} B of {limit:,} B)")
     return "; ".join(parts) if parts else None

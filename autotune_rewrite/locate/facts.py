@@ -63,12 +63,14 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return FileError(path, f"not UTF-8 (invalid byte at offset {exc.start}); save the file as UTF-8")
+        line = data.count(b"\n", 0, exc.start) + 1
+        return FileError(path, f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); save the file as UTF-8")
     try:
         return ParsedModule.parse(path, source, module_name, is_package)
     except cst.ParserSyntaxError as exc:
-        return FileError(path, f"does not parse (line {exc.raw_line}, column {exc.raw_column}): "
-                               f"{exc.message.splitlines()[0] if exc.message else 'syntax error'}; fix the syntax or --exclude it")
+        what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
+        return FileError(path, f"does not parse (line {exc.editor_line}): "
+                               f"{what}; fix the syntax or --exclude it")
     except RecursionError:
         return FileError(path, "nested too deeply to parse; --exclude it")
 

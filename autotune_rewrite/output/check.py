@@ -1,0 +1,339 @@
+"""Rendering of ``check``: a rich table per kernel x spec x target on stderr; JSON, Markdown or
+GitHub workflow annotations on stdout. Every number is printed with the Triton version, the
+ptxas version and the target it was compiled for."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.measure import Measurement
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from autotune_rewrite import output
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
+from autotune_rewrite.feasibility import CheckResult
+from autotune_rewrite.targets import Target
+
+SCHEMA_VERSION = 1
+
+
+# --------------------------------------------------------------------------- shared helpers
+def _kb(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _verdict_text(v: ConfigVerdict) -> str:
+    if v.outcome.error is not None:
+        return f"compile error: {v.outcome.error}"
+    if v.launchable:
+        return "launches"
+    return f"cannot launch: {v.reason}"
+
+
+def _short_verdict(v: ConfigVerdict) -> str:
+    if v.outcome.error is not None:
+        return "compile error"
+    limiter = v.occupancy.limiter if v.occupancy else "?"
+    return f"cannot launch ({limiter})"
+
+
+def _spec_label(report: KernelReport) -> str:
+    if report.spec is None:
+        return "-"
+    label = report.spec.name
+    if report.spec.assumed:
+        label += f" (ASSUMED dtypes: {', '.join(report.spec.assumed)})"
+    return label
+
+
+def _versions(result: CheckResult, target: Target) -> str:
+    ptxas = dict(result.ptxas_versions).get(target.arch.name) or "unknown"
+    return f"Triton {result.triton_version}, ptxas {ptxas}"
+
+
+def _target_label(target: Target) -> str:
+    if target.product:
+        return f"{target.product} ({target.arch.name}, {target.sm_count} SMs)"
+    return f"{target.arch.name} (CC {target.arch.dotted})"
+
+
+def _targets_of(result: CheckResult, report: KernelReport) -> list[Target]:
+    archs = {v.arch for v in report.verdicts}
+    return [t for t in result.targets if t.arch.name in archs]
+
+
+def _model_line(model: SmemModel | None) -> str | None:
+    if model is None:
+        return None
+    return f"{model.text} (max residual {model.max_residual:,} B over {model.points} compiled points)"
+
+
+# --------------------------------------------------------------------------- JSON
+def _model_json(model: SmemModel | None) -> dict | None:
+    if model is None:
+        return None
+    return {
+        "text": model.text,
+        "coefficients": {term: c for term, c in model.coefficients},
+        "max_residual": model.max_residual,
+        "points": model.points,
+    }
+
+
+def _config_json(v: ConfigVerdict) -> dict:
+    c, o, occ = v.config, v.outcome, v.occupancy
+    return {
+        "arch": v.arch,
+        "label": c.label(),
+        "params": dict(c.kwargs),
+        "num_warps": c.effective_num_warps,
+        "num_stages": c.effective_num_stages,
+        "num_ctas": c.effective_num_ctas,
+        "maxnreg": c.maxnreg,
+        "line": c.span.start_line if c.span else None,
+        "path": c.path,
+        "shared_bytes": o.shared_bytes,
+        "tmem_bytes": o.tmem_bytes,
+        "registers": o.registers,
+        "spills": o.spills,
+        "blocks_per_sm": occ.blocks_per_sm if occ else None,
+        "warps_per_sm": occ.warps_per_sm if occ else None,
+        "occupancy": round(occ.occupancy, 4) if occ else None,
+        "limiter": occ.limiter if occ else None,
+        "launchable": v.launchable,
+        "reason": v.reason,
+        "compile_error": o.error,
+        "cached": o.cached,
+        # What was compiled, so the numbers can be reproduced (and checked on a GPU).
+        "signature": dict(o.job.signature),
+        "constexprs": {k: val for k, val in o.job.constexprs},
+        "divisible_by_16": list(o.job.divisible_by_16),
+    }
+
+
+def _report_json(report: KernelReport) -> dict:
+    site, spec = report.site, report.spec
+    return {
+        "path": site.path,
+        "kernel": site.kernel,
+        "kernel_path": site.kernel_path,
+        "line": site.line,
+        "spec": spec.name if spec else None,
+        "spec_source": spec.source if spec else None,
+        "types": dict(spec.types) if spec else None,
+        "spec_constexprs": dict(spec.constexprs) if spec else None,
+        "int_values": dict(spec.int_values) if spec else None,
+        "assumed": list(spec.assumed) if spec else [],
+        "do_not_specialize": list(site.do_not_specialize),
+        "skipped": report.error,
+        "configs": [_config_json(v) for v in report.verdicts],
+        "smem_model": _model_json(report.smem_model),
+        "smem_models": {arch: _model_json(m) for arch, m in report.smem_models},
+        "largest_fit": dict(report.largest_fit),
+        "notes": list(report.notes),
+    }
+
+
+def check_json(result: CheckResult) -> str:
+    payload = {
+        "schema": SCHEMA_VERSION,
+        "root": result.root,
+        "targets": [
+            {
+                "name": t.name,
+                "arch": t.arch.name,
+                "capability": t.arch.capability,
+                "product": t.product,
+                "sm_count": t.sm_count,
+                "smem_optin_per_block": t.arch.smem_optin_per_block,
+                "ptxas_version": dict(result.ptxas_versions).get(t.arch.name),
+            }
+            for t in result.targets
+        ],
+        "triton_version": result.triton_version,
+        "kernels": [_report_json(r) for r in result.reports],
+        "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+        "compiled": result.compiled,
+        "cached": result.cached,
+        "exit_code": int(result.exit_code),
+    }
+    return json.dumps(payload, indent=2, default=str) + "\n"
+
+
+def print_json(result: CheckResult) -> None:
+    output.write_raw(check_json(result))
+
+
+# --------------------------------------------------------------------------- table (stderr)
+def print_table(result: CheckResult) -> None:
+    console = output.stderr()
+    esc = output.escape
+    for report in result.reports:
+        if report.error is not None:
+            output.warning(f"skipped {report.site.ident}: {report.error}")
+            continue
+        for target in _targets_of(result, report):
+            rows = [v for v in report.verdicts if v.arch == target.arch.name]
+            title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
+                     f"{esc(_target_label(target))}, {esc(_versions(result, target))}")
+            table = Table(title=title, title_justify="left")
+            table.add_column("config", no_wrap=True)
+            for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):
+                table.add_column(col, justify="right", no_wrap=True)
+            table.add_column("verdict", no_wrap=True)
+            for v in rows:
+                occ = v.occupancy
+                spills = _kb(v.outcome.spills)
+                if v.outcome.spills:
+                    spills = f"[yellow]{spills}[/]"
+                verdict = "[green]launches[/]" if v.launchable else f"[bold red]{_short_verdict(v)}[/]"
+                if report.spec is not None and report.spec.assumed:
+                    verdict += " [yellow]assumed[/]"
+                table.add_row(
+                    esc(v.config.label()),
+                    _kb(v.outcome.shared_bytes),
+                    _kb(v.outcome.registers),
+                    spills,
+                    "-" if occ is None else str(occ.blocks_per_sm),
+                    "-" if occ is None else str(occ.warps_per_sm),
+                    "-" if occ is None else f"{occ.occupancy:.1%}",
+                    verdict,
+                )
+            # Never truncate a number: widen past the terminal (or the 80 columns of a pipe).
+            needed = Measurement.get(console, console.options.update(max_width=1000), table).maximum
+            console.width = max(console.width, needed)
+            console.print(table)
+            for v in rows:
+                if not v.launchable:
+                    console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
+            model = _model_line(dict(report.smem_models).get(target.arch.name))
+            console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
+            fit = dict(report.largest_fit).get(target.arch.name)
+            if fit:
+                console.print(f"  largest fitting tile ({target.arch.name}, "
+                              f"{target.arch.smem_optin_per_block:,} B opt-in): {esc(fit)}")
+        for note in report.notes:
+            output.warning(f"{report.site.ident}: {note}")
+    for e in result.errors:
+        output.warning(f"{e.path}: {e.message}")
+    console.print(summary(result))
+
+
+def summary(result: CheckResult) -> str:
+    verdicts = [v for r in result.reports for v in r.verdicts]
+    bad = sum(1 for v in verdicts if not v.launchable)
+    kernels = len({r.site.ident for r in result.reports if r.error is None})
+    skipped = len({r.site.ident for r in result.reports if r.error is not None})
+    targets = ", ".join(t.arch.name for t in result.targets)
+    return (f"{len(verdicts)} config x target verdict(s) for {kernels} kernel(s) on {targets}: "
+            f"{bad} cannot launch; {skipped} kernel(s) skipped; {result.compiled} compiled, "
+            f"{result.cached} from cache, {result.seconds:.1f} s")
+
+
+# --------------------------------------------------------------------------- markdown (stdout)
+def check_markdown(result: CheckResult) -> str:
+    out: list[str] = []
+    for report in result.reports:
+        if report.error is not None:
+            out.append(f"> **skipped** `{report.site.ident}`: {report.error}\n")
+            continue
+        for target in _targets_of(result, report):
+            out.append(f"### `{report.site.ident}` spec `{_spec_label(report)}` on {_target_label(target)}\n")
+            out.append(f"_{_versions(result, target)}_\n")
+            out.append("| config | SMEM (B) | regs | spills | blocks/SM | warps/SM | occupancy | verdict |")
+            out.append("|---|---:|---:|---:|---:|---:|---:|---|")
+            for v in (v for v in report.verdicts if v.arch == target.arch.name):
+                occ = v.occupancy
+                verdict = "launches" if v.launchable else f"**{_verdict_text(v)}**"
+                out.append("| " + " | ".join([
+                    f"`{v.config.label()}`", _kb(v.outcome.shared_bytes), _kb(v.outcome.registers),
+                    _kb(v.outcome.spills), "-" if occ is None else str(occ.blocks_per_sm),
+                    "-" if occ is None else str(occ.warps_per_sm),
+                    "-" if occ is None else f"{occ.occupancy:.1%}", verdict.replace("|", "\\|"),
+                ]) + " |")
+            model = _model_line(dict(report.smem_models).get(target.arch.name))
+            out.append("")
+            out.append(f"SMEM model: `{model}`" if model else "SMEM model: not determined from the compiled points")
+            fit = dict(report.largest_fit).get(target.arch.name)
+            if fit:
+                out.append(f"\nLargest fitting tile ({target.arch.smem_optin_per_block:,} B opt-in): {fit}")
+            out.append("")
+        for note in report.notes:
+            out.append(f"> note: {note}\n")
+    out.append(summary(result))
+    return "\n".join(out) + "\n"
+
+
+def print_markdown(result: CheckResult) -> None:
+    output.write_raw(check_markdown(result))
+
+
+# --------------------------------------------------------------------------- GitHub (stdout)
+def _gh_escape(text: str, prop: bool = False) -> str:
+    # GitHub workflow command escaping; properties also escape ':' and ','.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def _gh_file(result: CheckResult, path: str) -> str:
+    full = Path(result.root) / path
+    try:
+        return os.path.relpath(full.resolve(), Path.cwd().resolve()) if full.exists() else path
+    except ValueError:
+        return path
+
+
+def check_github(result: CheckResult) -> str:
+    lines: list[str] = []
+    for report in result.reports:
+        site = report.site
+        if report.error is not None:
+            lines.append(f"::warning file={_gh_escape(_gh_file(result, site.path), True)},line={site.line},"
+                         f"title={_gh_escape('autotune-rewrite: kernel skipped', True)}::"
+                         f"{_gh_escape(f'{site.kernel}: {report.error}')}")
+            continue
+        for v in report.verdicts:
+            path = v.config.path or site.path
+            line = v.config.span.start_line if v.config.span else site.line
+            where = f"file={_gh_escape(_gh_file(result, path), True)},line={line}"
+            versions = _versions(result, next(t for t in result.targets if t.arch.name == v.arch))
+            if not v.launchable:
+                title = f"{site.kernel}: config cannot launch on {v.arch}"
+                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions})"
+                lines.append(f"::error {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
+            elif v.outcome.spills:
+                title = f"{site.kernel}: register spills on {v.arch}"
+                msg = (f"{v.config.label()}: spills {v.outcome.spills} registers "
+                       f"({v.outcome.registers} registers/thread; {versions})")
+                lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
+    lines.append(summary(result))
+    return "\n".join(lines) + "\n"
+
+
+def print_github(result: CheckResult) -> None:
+    output.write_raw(check_github(result))
+
+
+# --------------------------------------------------------------------------- progress
+@contextlib.contextmanager
+def progress_bar() -> Iterator:
+    """A callback ``(done, total)`` for the compiles; a bar only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    with Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), console=output.stderr(),
+                  transient=True) as bar:
+        task = bar.add_task("compile", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
