@@ -118,6 +118,7 @@ def run_rewrites(
     cache_dir: Path | None = None,
     use_cache: bool = True,
     display_path: str | None = None,
+    assume_dtype: str | None = None,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -132,7 +133,8 @@ def run_rewrites(
     raw = dict(getattr(load_settings(path), "raw", {}) or {}) if path.exists() else {}
     configured = (raw.get("variants") or {}).get("buckets") if isinstance(raw.get("variants"), dict) else None
     edges = bucket.parse_buckets(buckets if buckets is not None else (configured or bucket.DEFAULT_BUCKETS))
-    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, cache_dir=cache_dir, use_cache=use_cache)
+    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
+                               cache_dir=cache_dir, use_cache=use_cache)
     root = Path(result.root)
     targets = result.targets
     by_site: dict[str, list[KernelReport]] = {}

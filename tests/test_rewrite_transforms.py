@@ -124,18 +124,20 @@ def k(x, n, BLOCK: tl.constexpr):
 def test_inline_list_keeps_the_files_alias_and_quotes():
     files = {"k.py": INLINE}
     site = build_site(files, "k", "k.py")
-    res = _run(files, site, "v2", _plan(site, [("keep", 0), ("keep", 1), ("new", 1, 8, 3)]))
+    res = _run(files, site, "v2", _plan(site, [("keep", 0), ("keep", 1), ("new", 1, 8, 4)]))
     assert res.changes[0].after == INLINE.replace(
-        ", Config({'BLOCK': 256})]", ", Config({'BLOCK': 128}, num_warps=8, num_stages=3)]"
+        ", Config({'BLOCK': 256})]", ", Config({'BLOCK': 128}, num_warps=8, num_stages=4)]"
     )
     _second_pass_unchanged(_apply(files, res), "k.py", "k", "v2", None)
 
 
-def test_missing_num_stages_keyword_is_added():
+def test_missing_num_stages_keyword_is_added_only_when_not_the_default():
     files = {"k.py": INLINE}
     site = build_site(files, "k", "k.py")
+    res = _run(files, site, "v1", _plan(site, [("new", 2, 8, 4)]))
+    assert "configs=[Config({'BLOCK': 256}, num_warps=8, num_stages=4)]" in res.changes[0].after
     res = _run(files, site, "v1", _plan(site, [("new", 2, 8, 3)]))
-    assert "configs=[Config({'BLOCK': 256}, num_warps=8, num_stages=3)]" in res.changes[0].after
+    assert "configs=[Config({'BLOCK': 256}, num_warps=8)]" in res.changes[0].after
 
 
 COMPREHENSION = """import triton

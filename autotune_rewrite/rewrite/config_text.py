@@ -13,14 +13,14 @@ import re
 import libcst as cst
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.model import DEFAULT_NUM_CTAS, ConfigValue
+from autotune_rewrite.model import DEFAULT_NUM_CTAS, DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, ConfigValue
 from autotune_rewrite.rewrite.parsed import ParsedFile
 
 # triton.Config(kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None)
 _POSITIONAL = {"num_warps": 1, "num_stages": 2}
 
 
-def _with_number(call: cst.Call, name: str, value: int) -> cst.Call:
+def _with_number(call: cst.Call, name: str, value: int, default: int) -> cst.Call:
     args = list(call.args)
     for i, arg in enumerate(args):
         if (arg.keyword is not None and arg.keyword.value == name) or (
@@ -30,6 +30,8 @@ def _with_number(call: cst.Call, name: str, value: int) -> cst.Call:
                 return call
             args[i] = arg.with_changes(value=cst.Integer(str(value)))
             return call.with_changes(args=args)
+    if value == default:  # left to Triton's default in the template, and still the default
+        return call
     if args and isinstance(args[-1].comma, cst.Comma):
         last_comma = args[-1].comma
         new = cst.Arg(
@@ -53,8 +55,8 @@ def _with_number(call: cst.Call, name: str, value: int) -> cst.Call:
 
 def derive(template_file: ParsedFile, template_call: cst.Call, config: ConfigValue) -> str:
     """The template element's text with ``config``'s num_warps and num_stages."""
-    call = _with_number(template_call, "num_warps", config.effective_num_warps)
-    call = _with_number(call, "num_stages", config.effective_num_stages)
+    call = _with_number(template_call, "num_warps", config.effective_num_warps, DEFAULT_NUM_WARPS)
+    call = _with_number(call, "num_stages", config.effective_num_stages, DEFAULT_NUM_STAGES)
     if call is template_call:
         return template_file.code(template_call)
     return template_file.module.code_for_node(call)
