@@ -1,0 +1,57 @@
+"""Rendering of ``diff`` and ``apply``: diffs and branch lines on stdout, the summary (what each
+variant chose and why, with the compiled numbers) on stderr."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from autotune_rewrite import output
+from autotune_rewrite.branches import ApplyResult
+from autotune_rewrite.rewrite_pipeline import RewriteRun
+
+
+def print_diff(run: RewriteRun) -> None:
+    output.write_raw(run.diff)
+
+
+def print_summary(run: RewriteRun) -> None:
+    err = output.stderr()
+    versions = f"Triton {run.triton_version}, {', '.join(run.targets)}"
+    for kr in run.kernels:
+        d = kr.decision
+        state = "changes" if kr.changes else "no change"
+        err.print(f"[bold]{escape(run.prefix + d.site.ident)}[/] {d.variant} ({state}; {escape(versions)})", markup=True)
+        for line in d.explanation:
+            err.print(f"  - {escape(line)}", markup=True)
+        for r in kr.recheck:
+            for v in r.verdicts:
+                o = v.outcome
+                err.print(
+                    f"  - re-checked {escape(v.config.label())} on {v.arch}: {o.shared_bytes:,} B SMEM, "
+                    f"{o.registers} regs, {o.spills} spills, launches",
+                    markup=True,
+                )
+    for ident, why in run.skipped:
+        output.warning(f"{run.prefix}{ident}: skipped: {why}")
+    for note in run.notes:
+        output.warning(note)
+    n = len(run.changes)
+    if n:
+        err.print(f"{run.variant}: {n} file{'s' if n != 1 else ''} would change: " + ", ".join(run.prefix + c.path for c in run.changes))
+    else:
+        err.print(f"{run.variant}: nothing to change")
+
+
+def print_apply(result: ApplyResult) -> None:
+    for b in result.branches:
+        output.write_raw(f"{b.name}\t{b.pr_body_path}\n")
+    err = output.stderr()
+    for b in result.branches:
+        err.print(f"created {escape(b.name)} ({b.commit[:12]}): {escape(b.subject)}", markup=True)
+        err.print(f"  PR body: {escape(b.pr_body_path)}", markup=True)
+    for ident, variant in result.unchanged:
+        err.print(f"{escape(ident)} {variant}: nothing to change, no branch", markup=True)
+    for ident, why in result.skipped:
+        output.warning(f"{ident}: skipped: {why}")
+    if not result.branches:
+        err.print("no branch created")
