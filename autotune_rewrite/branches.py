@@ -148,14 +148,14 @@ def apply_variants(
                     with open(root / change.path, "w", encoding="utf-8", newline="") as fh:
                         fh.write(change.after)
                 wt.git.add("--", *[str(root / c.path) for c in kr.changes])
-                ctx = templating.context(kr, run.command, run.triton_version, _edges(run, buckets), run.prefix)
+                ctx = templating.context(kr, run)
                 sha = _commit(wt, ident, templating.commit_message(ctx))
                 made.append((branch_name(run.targets, kr.site.kernel, variant), sha, kr, run))
                 wt.git.execute(["git", *_NO_HOOKS, "reset", "-q", "--hard", base_sha])
         _check_names(repo, [name for name, *_ in made], force)
         branches, bodies = [], []
         for name, sha, kr, run in made:
-            ctx = templating.context(kr, run.command, run.triton_version, _edges(run, buckets), run.prefix)
+            ctx = templating.context(kr, run)
             body_path = out / (name.replace("/", "__") + ".md")
             branches.append(Branch(name, sha, str(body_path), kr.decision.subject, f"{run.prefix}{kr.site.ident}", kr.decision.variant))
             bodies.append((body_path, templating.pr_body(ctx)))
@@ -171,12 +171,6 @@ def apply_variants(
         shutil.rmtree(tmp, ignore_errors=True)
         repo.git.execute(["git", "worktree", "prune"])
     return ApplyResult(base_sha, tuple(branches), tuple(runs), tuple(unchanged), tuple(skipped))
-
-
-def _edges(run: RewriteRun, buckets) -> tuple[int, ...]:
-    from autotune_rewrite.rewrite import bucket
-
-    return bucket.parse_buckets(buckets) if buckets is not None else bucket.DEFAULT_BUCKETS
 
 
 def _exists_at(repo: git.Repo, sha: str, rel: Path) -> bool:

@@ -53,6 +53,7 @@ class RewriteRun:
     notes: tuple[str, ...]
     triton_version: str
     command: str  # how to reproduce
+    buckets: tuple[int, ...] = bucket.DEFAULT_BUCKETS  # v3's bucket edges, as used
 
     @property
     def diff(self) -> str:
@@ -177,6 +178,7 @@ def run_rewrites(
         notes=notes,
         triton_version=result.triton_version,
         command=reproduce_command(variant, shown, kernel, archs or (), batch_expr, buckets),
+        buckets=edges,
     )
 
 

@@ -81,8 +81,9 @@ def _capture(decision: Decision) -> str:
     )
 
 
-def context(kr, command: str, triton_version: str, buckets: tuple[int, ...] = (8, 48), prefix: str = "") -> dict:
-    """Plain values for the templates from one ``KernelRewrite`` (see ``rewrite_pipeline``)."""
+def context(kr, run) -> dict:
+    """Plain values for the templates from one ``KernelRewrite`` of a ``RewriteRun``."""
+    command, triton_version, buckets, prefix = run.command, run.triton_version, run.buckets, run.prefix
     d: Decision = kr.decision
     reports: tuple[KernelReport, ...] = kr.reports
     before = [_row(v, r.spec.name if r.spec else "default") for r in reports for v in r.verdicts]
@@ -93,7 +94,7 @@ def context(kr, command: str, triton_version: str, buckets: tuple[int, ...] = (8
         for arch, model in r.smem_models or ((d.targets[0], r.smem_model),):
             if model is not None:
                 models.append({"spec": r.spec.name if r.spec else "default", "arch": arch, "text": model.text,
-                               "points": model.points, "residual": model.max_residual})
+                               "points": model.points, "residual": f"{model.max_residual:,}"})
     trailer = {
         "variant": d.variant,
         "kernel": f"{prefix}{d.site.ident}",
@@ -104,7 +105,20 @@ def context(kr, command: str, triton_version: str, buckets: tuple[int, ...] = (8
         "triton": triton_version,
         "tool": TOOL,
     }
+    bucket_rule = ""
+    if d.add_bs_bucket:
+        from autotune_rewrite.rewrite.bucket import HELPER, bucket_values
+
+        values = bucket_values(buckets)
+        ranges = [f"B <= {buckets[0]} -> {values[0]}"]
+        ranges += [f"{lo} < B <= {hi} -> {v}" for lo, hi, v in zip(buckets, buckets[1:], values[1:])]
+        ranges.append(f"B > {buckets[-1]} -> {values[-1]}")
+        bucket_rule = (
+            f"every launch passes `bs_bucket={HELPER}(B)` ({'; '.join(ranges)}); `bs_bucket` is in "
+            "`do_not_specialize`, so its values never cause a recompile"
+        )
     return {
+        "bucket_rule": bucket_rule,
         "subject": d.subject,
         "kernel": d.site.kernel,
         "ident": f"{prefix}{d.site.ident}",

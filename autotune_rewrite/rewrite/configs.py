@@ -117,7 +117,7 @@ def config_edits(
     body = "".join(f"{outer}{unit}{render.text(p)},{nl}" for p in decision.configs)
     text = f"[{nl}{body}{outer}]"
     note = (
-        f"{site.path}:{site.line}: configs were built by {site.configs_origin or 'an expression'}; "
-        f"replaced `configs=` with a literal list of {len(decision.configs)}"
+        f"{site.path}:{site.line}: configs come from {site.configs_origin or 'an expression'}, which cannot "
+        f"express the new list; replaced `configs=` with a literal list of {len(decision.configs)}"
     )
     return [Edit(start, end, text, why)], [note]
