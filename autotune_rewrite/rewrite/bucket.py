@@ -317,4 +317,11 @@ def helper_edits(pf: ParsedFile, edges: Seq[int]) -> list[Edit]:
     if anchor is None:
         return [Edit(0, 0, want + nl + nl, why)]
     at = pf.src.line_end(pf.offsets(anchor.body[-1])[1])
-    return [Edit(at, at, nl + nl + want, why)]
+    # PEP 8: two blank lines around a top-level def; count the ones already below the imports.
+    blank = 0
+    for line_start in pf.src.line_starts[pf.src.line_of(at) - 1 :] if at < len(pf.text) else []:
+        line_end = pf.src.line_end(line_start)
+        if pf.text[line_start:line_end].strip():
+            break
+        blank += 1
+    return [Edit(at, at, nl + nl + want + nl * max(0, 2 - blank), why)]
