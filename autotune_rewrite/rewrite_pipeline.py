@@ -162,8 +162,12 @@ def run_rewrites(
     changes, notes = rewrite_all([d for _, d, _, _ in decided], read, batch_expr=batch_expr, buckets=edges)
     kernels = []
     for site, decision, reports, cands in decided:
-        own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
-        kernels.append(KernelRewrite(site, decision, reports, cands, own.changes, own.notes))
+        if len(decided) == 1:  # the combined edits are this kernel's
+            own_changes, own_notes = changes, notes
+        else:
+            own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
+            own_changes, own_notes = own.changes, own.notes
+        kernels.append(KernelRewrite(site, decision, reports, cands, own_changes, own_notes))
     if recheck and changes:
         kernels = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache)
     shown = display_path if display_path is not None else str(path)

@@ -26,10 +26,11 @@ class ParsedFile:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
             raise UserError(f"{path}: cannot parse ({exc.message}, line {exc.raw_line}); fix the syntax first") from None
-        self.wrapper = MetadataWrapper(module)
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the tree is ours alone
         self.module = self.wrapper.module
         self._pos = self.wrapper.resolve(PositionProvider)
         self._qnames = None
+        self._nodes: list[cst.CSTNode] | None = None
 
     @property
     def text(self) -> str:
@@ -47,17 +48,18 @@ class ParsedFile:
         return self.text[s:e]
 
     def walk(self, kind: type[N]) -> Iterator[N]:
-        """Every node of one type, in source order."""
-        found: list[N] = []
+        """Every node of one type, in source order (outer before inner)."""
+        if self._nodes is None:
+            nodes: list[cst.CSTNode] = []
 
-        class _Collect(cst.CSTVisitor):
-            def on_visit(self, node: cst.CSTNode) -> bool:
-                if isinstance(node, kind):
-                    found.append(node)
-                return True
+            class _Collect(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    nodes.append(node)
+                    return True
 
-        self.module.visit(_Collect())
-        return iter(found)
+            self.module.visit(_Collect())
+            self._nodes = nodes
+        return (n for n in self._nodes if isinstance(n, kind))
 
     def find(self, kind: type[N], span: Span, what: str) -> N:
         """The node of ``kind`` that starts where ``span`` starts (the locator's coordinates)."""
