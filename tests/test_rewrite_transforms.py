@@ -215,7 +215,7 @@ def test_v3_adds_param_key_dns_helper_and_caller_keywords():
     k = got["pkg/kernels.py"]
     assert 'key=["topk", "bs_bucket"],' in k
     assert '@triton.jit(do_not_specialize=["bs_bucket"])\n' in k
-    assert "    topk,\n    bs_bucket,\n    BLOCK_H: tl.constexpr," in k
+    assert "    topk,\n    bs_bucket: tl.int32,\n    BLOCK_H: tl.constexpr," in k
     d = got["pkg/decode.py"]
     assert d == CALLER.replace(
         "from .kernels import _decode_kernel\n",
@@ -289,7 +289,7 @@ def test_v3_extends_do_not_specialize_and_shifts_indices():
     after = res.changes[0].after
     assert 'key=("n", "bs_bucket"))' in after
     assert '@triton.jit(do_not_specialize=[1, "n", "bs_bucket"])' in after  # index 1 (y) is before the new param
-    assert "def k(x, y, n, bs_bucket, EVEN: tl.constexpr, B: tl.constexpr):" in after
+    assert "def k(x, y, n, bs_bucket: tl.int32, EVEN: tl.constexpr, B: tl.constexpr):" in after
     assert "k[(1,)](x, y, n, bs_bucket=_bs_bucket(num_tokens))" in after
     after_files = _apply(files, res)
     _second_pass_unchanged(after_files, "k.py", "k", "v3", None)
@@ -301,4 +301,4 @@ def test_positional_constexpr_callers_push_the_new_parameter_after_them():
     site = build_site(files, "k", "k.py")
     res = _run(files, site, "v3", _plan(site, [("keep", 0), ("new", 0, 8, 3)]))
     after = res.changes[0].after
-    assert "def k(x, y, n, EVEN: tl.constexpr, bs_bucket, B: tl.constexpr):" in after
+    assert "def k(x, y, n, EVEN: tl.constexpr, bs_bucket: tl.int32, B: tl.constexpr):" in after

@@ -123,21 +123,34 @@ def insert_index(fn: cst.FunctionDef, launches: Seq[LaunchSite], site: AutotuneS
     return idx
 
 
+def _param_text(pf: ParsedFile, fn: cst.FunctionDef) -> str:
+    """``bs_bucket: tl.int32`` when the kernel spells constexprs as ``<alias>.constexpr``: the
+    annotation pins the type for Triton (``KernelParam.annotation_type``) and for ``check``'s
+    launch specs, so no settings entry is needed; plain ``bs_bucket`` otherwise."""
+    for p in fn.params.params:
+        if p.annotation is not None and isinstance(p.annotation.annotation, cst.Attribute):
+            ann = p.annotation.annotation
+            if ann.attr.value == "constexpr":
+                return f"{PARAM}: {pf.code(ann.value)}.int32"
+    return PARAM
+
+
 def signature_edits(pf: ParsedFile, fn: cst.FunctionDef, idx: int, site: AutotuneSite) -> list[Edit]:
     params = list(fn.params.params)
     if any(p.name.value == PARAM for p in list(params) + list(fn.params.kwonly_params)):
         return []
     why = f"v3: add parameter {PARAM} to {site.kernel}"
+    param_text = _param_text(pf, fn)
     src, nl = pf.src, pf.src.newline
     if idx < len(params):
         at = pf.offsets(params[idx])[0]
         if src.only_whitespace(src.line_start(at), at):
             line = src.line_start(at)
-            return [Edit(line, line, f"{src.indent_at(at)}{PARAM},{nl}", why)]
-        return [Edit(at, at, f"{PARAM}, ", why)]
+            return [Edit(line, line, f"{src.indent_at(at)}{param_text},{nl}", why)]
+        return [Edit(at, at, f"{param_text}, ", why)]
     if not params:
         at = pf.text.index("(", pf.offsets(fn.name)[1]) + 1
-        return [Edit(at, at, PARAM, why)]
+        return [Edit(at, at, param_text, why)]
     last = params[-1]
     end = pf.offsets(last)[1]
     if isinstance(last.comma, cst.Comma):
@@ -145,9 +158,9 @@ def signature_edits(pf: ParsedFile, fn: cst.FunctionDef, idx: int, site: Autotun
         start = pf.offsets(last)[0]
         if src.only_whitespace(src.line_start(start), start):
             at = src.line_end(comma_end)
-            return [Edit(at, at, f"{src.indent_at(start)}{PARAM},{nl}", why)]
-        return [Edit(comma_end, comma_end, f" {PARAM},", why)]
-    return [Edit(end, end, f", {PARAM}", why)]
+            return [Edit(at, at, f"{src.indent_at(start)}{param_text},{nl}", why)]
+        return [Edit(comma_end, comma_end, f" {param_text},", why)]
+    return [Edit(end, end, f", {param_text}", why)]
 
 
 def _is_jit(pf: ParsedFile, expr: cst.BaseExpression) -> bool:
