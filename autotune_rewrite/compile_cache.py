@@ -44,6 +44,7 @@ class Toolchain:
     triton_build: str  # size and mtime of libtriton: a rebuilt dev wheel with the same version
     ptxas_versions: tuple[tuple[int, str | None], ...]  # per capability
     fp_fusion: bool
+    environment: tuple[tuple[str, str], ...] = ()  # TRITON_*/MLIR_*/LLVM_* settings in effect
 
     def ptxas_for(self, capability: int) -> str | None:
         return dict(self.ptxas_versions).get(capability)
@@ -61,7 +62,31 @@ def current_toolchain(capabilities: set[int] | frozenset[int], fp_fusion: bool) 
         triton_build=build,
         ptxas_versions=tuple((c, resources.ptxas_version(c)) for c in sorted(capabilities)),
         fp_fusion=fp_fusion,
+        environment=compiler_environment(),
     )
+
+
+# Variables that name places, or that crosscompile removes while compiling: they cannot change
+# what a compile produces.
+_NEUTRAL_VARS = frozenset({
+    "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR",
+    "TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_DUMP", "TRITON_KERNEL_OVERRIDE",
+    "TRITON_DEFAULT_FP_FUSION",  # keyed as fp_fusion
+})
+
+
+# Prefixes (and names) of the variables triton/knobs.py, MLIR and LLVM read; PTXAS_OPTIONS and
+# DISABLE_PTXAS_OPT carry no TRITON_ prefix.
+_COMPILER_VARS = ("TRITON_", "MLIR_", "LLVM_", "PTXAS_", "NVPTX_", "DISABLE_PTXAS_OPT", "USE_IR_LOC")
+
+
+def compiler_environment() -> tuple[tuple[str, str], ...]:
+    """Environment variables Triton, MLIR or LLVM read that could change a compile (e.g.
+    PTXAS_OPTIONS, TRITON_DEBUG): a conservative key part, so a changed setting recompiles."""
+    return tuple(sorted(
+        (k, v) for k, v in os.environ.items()
+        if k.startswith(_COMPILER_VARS) and k not in _NEUTRAL_VARS
+    ))
 
 
 def job_key(job: CompileJob, toolchain: Toolchain) -> str:
@@ -77,6 +102,7 @@ def job_key(job: CompileJob, toolchain: Toolchain) -> str:
         "triton": [toolchain.triton_version, toolchain.triton_build],
         "ptxas": toolchain.ptxas_for(job.capability),
         "fp_fusion": toolchain.fp_fusion,
+        "environment": [list(kv) for kv in toolchain.environment],
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()

@@ -3,8 +3,9 @@
 Why processes and fork: ``triton.compile`` holds the GIL for most of its work, so threads do
 not scale; forking a parent that has already imported Triton's compiler gives workers that start
 compiling at once (spawn would pay the Triton import and backend discovery in every worker).
-Jobs are submitted one by one (a compile costs ~0.2-0.8 s, far above the IPC cost), which keeps
-both cores busy to the end. Identical jobs are compiled once.
+Jobs are submitted one by one, largest tiles first (a compile costs ~0.2-0.8 s, far above the
+IPC cost), which keeps every core busy to the end. Identical jobs are compiled once.
+``workers=1`` compiles in the calling process (no fork; Python-level output capture only).
 
 A worker that dies (an LLVM abort, a segfault) breaks the pool; the jobs it left unfinished are
 then retried one per fresh process, so only the job that really crashes is reported as such.
@@ -12,21 +13,25 @@ then retried one per fresh process, so only the job that really crashes is repor
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
-import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autotune_rewrite import resources
 from autotune_rewrite.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.crosscompile import compile_job, fp_fusion_setting
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+# concurrent.futures and multiprocessing are imported where a pool is made: a warm run that
+# only reads the cache never needs them (they cost ~30 ms of start-up).
 
 Progress = Callable[[int, int], None]
 
@@ -39,21 +44,42 @@ def default_workers() -> int:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    import multiprocessing
+
     # fork only where it is the safe, cheap default (Linux); elsewhere spawn.
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 
 
-def _preload_triton() -> None:
-    """Import Triton's compiler in the parent so forked workers inherit it."""
-    import triton  # noqa: F401
-    import triton.backends.compiler  # noqa: F401
-    import triton.compiler  # noqa: F401
+def _preload_triton(capabilities: set[int]) -> None:
+    """Do once in the parent what every first compile of a process pays, so forked workers
+    inherit it: the imports, Triton's own source hash (``triton_key``, ~0.3 s: it hashes
+    libtriton) and the backend for each target."""
+    import triton.language  # noqa: F401
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    try:
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+    except ImportError:  # moved in some Triton version: the workers just pay it themselves
+        pass
+    for cap in capabilities:
+        make_backend(GPUTarget("cuda", cap, 32))
 
 
-def _crashed(job: CompileJob, detail: str, fp_fusion: bool) -> CompileOutcome:
-    del fp_fusion
+def _cost_estimate(job: CompileJob) -> int:
+    """A rough compile cost: tile sizes (int constexprs above 1) times stages. Only for order."""
+    size = 1
+    for _, value in job.constexprs:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 1:
+            size *= value
+    return size * max(job.num_stages, 1)
+
+
+def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
     return CompileOutcome(
         job=job,
         shared_bytes=None,
@@ -68,12 +94,15 @@ def _crashed(job: CompileJob, detail: str, fp_fusion: bool) -> CompileOutcome:
 
 def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tuple[CompileOutcome, bool]:
     """Compile in a process of its own -> (outcome, crashed)."""
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
     with cf.ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
-        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion)
+        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
-            return _crashed(job, str(exc) or "worker died", fp_fusion), True
+            return _crashed(job, str(exc) or "worker died"), True
 
 
 def compile_many(
@@ -145,12 +174,20 @@ def _run_pool(
     fusion: bool,
     finish: Callable[..., None],
 ) -> None:
-    _preload_triton()
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    _preload_triton({job.capability for job in jobs})
     broken: list[str] = []
-    with cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context()) as pool:
+    pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context())
+    try:
+        # Largest first: the last compile to finish sets the wall time, so the long ones
+        # (big tiles, many stages) should not be the ones left over at the end.
+        order = sorted(pending, key=lambda k: _cost_estimate(jobs[pending[k][0]]), reverse=True)
         futures = {
-            pool.submit(compile_job, jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion): key
-            for key, idx in pending.items()
+            pool.submit(compile_job, jobs[pending[key][0]], triton_cache_dir=triton_dir, fp_fusion=fusion,
+                        capture_fds=True): key
+            for key in order
         }
         for future in cf.as_completed(futures):
             key = futures[future]
@@ -160,6 +197,11 @@ def _run_pool(
                 broken.append(key)
                 continue
             finish(key, outcome)
+    except BaseException:
+        # Ctrl-C or a bug: do not sit through the queued compiles (a ``with`` block would).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     for key in broken:
         outcome, crashed = _compile_isolated(jobs[pending[key][0]], triton_dir, fusion)
         finish(key, outcome, store=not crashed)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import linecache
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -29,7 +32,7 @@ from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
-_TRUE = {"1", "true", "on", "yes"}
+_TRUE = {"1", "true", "on", "yes", "y"}  # what libtriton's getenv_bool accepts (any case)
 
 
 def fp_fusion_setting() -> bool:
@@ -40,15 +43,27 @@ def fp_fusion_setting() -> bool:
 
 
 @contextlib.contextmanager
-def triton_environment(cache_dir: Path) -> Iterator[None]:
-    """Point Triton's cache at ``cache_dir`` and drop retargeting variables; restore after."""
-    saved = {k: os.environ.get(k) for k in (*_UNSET_VARS, "TRITON_CACHE_DIR")}
+def triton_environment(cache_dir: Path, fp_fusion: bool | None = None) -> Iterator[None]:
+    """Point Triton's cache at ``cache_dir`` and drop retargeting variables; restore after.
+
+    ``fp_fusion`` also goes into ``TRITON_DEFAULT_FP_FUSION``: the ``enable_fp_fusion`` option
+    decides it in Triton 3.3-3.6, and the variable covers versions that read only the knob.
+    Python's temporary directory moves into ``cache_dir`` too: Triton's ptxas step leaves its
+    .ptx/.o files in the temp dir when ptxas fails, and those should go away with it."""
+    saved = {k: os.environ.get(k) for k in (*_UNSET_VARS, "TRITON_CACHE_DIR", "TRITON_DEFAULT_FP_FUSION")}
+    saved_tempdir = tempfile.tempdir
+    scratch = cache_dir / "tmp"
     try:
         for k in _UNSET_VARS:
             os.environ.pop(k, None)
         os.environ["TRITON_CACHE_DIR"] = str(cache_dir)
+        if fp_fusion is not None:
+            os.environ["TRITON_DEFAULT_FP_FUSION"] = "1" if fp_fusion else "0"
+        scratch.mkdir(parents=True, exist_ok=True)
+        tempfile.tempdir = str(scratch)
         yield
     finally:
+        tempfile.tempdir = saved_tempdir
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -77,24 +92,39 @@ def load_kernel(bundle: KernelBundle) -> Any:
         ns = {"__name__": f"autotune_rewrite_bundle_{bid}", "__file__": filename}
         exec(compile(bundle.source, filename, "exec"), ns)  # noqa: S102 - the point of a bundle
         _NAMESPACES[bid] = ns
+    from triton.runtime.jit import JITFunction
+
     fn = ns.get(bundle.kernel)
-    if fn is None or not hasattr(fn, "arg_names"):
+    # A bundle may keep @triton.autotune / @triton.heuristics: they wrap the JITFunction in .fn
+    while fn is not None and not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        fn = fn.fn
+    if not isinstance(fn, JITFunction):
         raise LookupError(f"{bundle.origin}: the bundle defines no @triton.jit function {bundle.kernel!r}")
     return fn
 
 
-def one_line(exc: BaseException) -> str:
-    """A compiler error as one line: the message part, without source excerpts or repro commands."""
+def one_line(exc: BaseException, diagnostics: str = "") -> str:
+    """A compiler error as one line: the message part, without source excerpts or repro commands.
+
+    ``diagnostics`` is what the compiler wrote to stdout/stderr meanwhile (MLIR prints its
+    ``error:`` lines there and then raises a bare "PassManager::run failed")."""
+    # An error inside a @triton.jit helper arrives wrapped: the caller's CompilationError points
+    # at the call ("^"), its __cause__ at the helper line and the message. Report the innermost.
+    while type(exc).__name__ == "CompilationError" and type(exc.__cause__).__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure"
+    ):
+        exc = exc.__cause__
     text = str(exc).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     name = type(exc).__name__
     if not lines:
-        return name
+        return _with_diagnostic(name, diagnostics)
     if name == "PTXASError":
-        # "PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\n<lines>\nRepro command: ..."
-        body = [ln for ln in lines if ln.startswith("ptxas") and "fatal" not in ln.lower()]
-        body = body or [ln for ln in lines if not ln.startswith(("Repro command", "`ptxas`"))]
-        return f"ptxas: {body[0]}" if body else f"ptxas: {lines[0]}"
+        # "PTXAS error: <what>\n`ptxas` stderr:\n<ptxas lines>\nRepro command: ..."
+        log = lines[lines.index("`ptxas` stderr:") + 1 :] if "`ptxas` stderr:" in lines else []
+        log = [ln for ln in log if not ln.startswith("Repro command")]
+        chosen = next((ln for ln in log if "error" in ln or "fatal" in ln), log[0] if log else lines[0])
+        return re.sub(r"\s+:", ":", re.sub(r"^PTXAS error:\s*", "", chosen))
     if name in ("CompilationError", "CompileTimeAssertionFailure"):
         # "at 12:4:\n<source line>\n    ^\n<message>": keep the position and the message.
         position = lines[0].rstrip(":") if lines[0].startswith("at ") else ""
@@ -102,7 +132,44 @@ def one_line(exc: BaseException) -> str:
         if name == "CompileTimeAssertionFailure":
             message = f"static_assert failed: {message}"
         return f"{message} ({position})" if position else message
-    return f"{name}: {lines[-1] if len(lines) > 1 and lines[0].endswith(':') else lines[0]}"
+    message = lines[-1] if len(lines) > 1 and lines[0].endswith(":") else lines[0]
+    return _with_diagnostic(f"{name}: {message}", diagnostics)
+
+
+def _with_diagnostic(message: str, diagnostics: str) -> str:
+    first = next((ln.strip() for ln in diagnostics.splitlines() if "error:" in ln), None)
+    return f"{message}: {first}" if first else message
+
+
+@contextlib.contextmanager
+def captured_output(file_descriptors: bool) -> Iterator[io.StringIO]:
+    """Collect what the compiler prints (Triton prints the whole PTX on a ptxas failure; MLIR
+    writes diagnostics to fd 2) so it never mixes with the tool's own output. Redirecting the
+    file descriptors is only done in worker processes: in the caller's process it would also
+    swallow the caller's output (a progress bar on stderr) for the duration."""
+    sink = io.StringIO()
+    if not file_descriptors:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            yield sink
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        try:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                yield sink
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            tmp.seek(0)
+            sink.write(tmp.read().decode("utf-8", "replace"))
 
 
 def _options(job: CompileJob, fp_fusion: bool) -> dict[str, Any]:
@@ -135,9 +202,14 @@ def compile_job(
     *,
     triton_cache_dir: Path | None = None,
     fp_fusion: bool | None = None,
+    capture_fds: bool = False,
 ) -> CompileOutcome:
     """Cross-compile one job and read its resources. Never raises for a kernel that fails to
-    compile (the message is in ``error``); raises UserError only when cuobjdump is missing."""
+    compile (the message is in ``error``); raises UserError only when cuobjdump is missing.
+
+    ``triton_cache_dir``: where Triton may write (default: a temporary directory removed
+    afterwards). ``capture_fds``: also silence file descriptors 1 and 2 while compiling (set by
+    the process pool for its workers)."""
     fusion = fp_fusion_setting() if fp_fusion is None else fp_fusion
     cuobjdump = resources.find_cuobjdump()
     version = resources.triton_version()
@@ -146,22 +218,26 @@ def compile_job(
     cache_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-")) if own_dir else triton_cache_dir
     start = time.perf_counter()
     try:
-        with triton_environment(cache_dir):
+        with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
                 _, kernel = _compile(job, fusion)
                 usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
             except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict
-                return CompileOutcome(
-                    job=job,
-                    shared_bytes=None,
-                    tmem_bytes=None,
-                    registers=None,
-                    spills=None,
-                    error=one_line(exc),
-                    triton_version=version,
-                    ptxas_version=ptxas,
-                    seconds=time.perf_counter() - start,
-                )
+                failure: Exception | None = exc
+            else:
+                failure = None
+        if failure is not None:
+            return CompileOutcome(
+                job=job,
+                shared_bytes=None,
+                tmem_bytes=None,
+                registers=None,
+                spills=None,
+                error=one_line(failure, printed.getvalue()),
+                triton_version=version,
+                ptxas_version=ptxas,
+                seconds=time.perf_counter() - start,
+            )
         tmem = getattr(kernel.metadata, "tmem_size", None)
         return CompileOutcome(
             job=job,

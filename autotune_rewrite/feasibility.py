@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autotune_rewrite import launch_spec, smem_probe
+from autotune_rewrite.compile_cache import default_cache_dir
 from autotune_rewrite.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.evidence import (
@@ -122,6 +123,8 @@ class _Run:
         self.progress = progress
         self.compiled = 0
         self.cached = 0
+        # Isolated bundles are cached beside the compile outcomes (never with --no-cache).
+        self.bundle_cache = (cache_dir or default_cache_dir()) if use_cache else None
 
     def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
         if not jobs:
@@ -213,8 +216,8 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     return reports
 
 
-def _bundle(root: Path, site: AutotuneSite) -> KernelBundle:
-    return load_bundle(root, site.kernel_path or site.path, site.kernel)
+def _bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> KernelBundle:
+    return load_bundle(root, site.kernel_path or site.path, site.kernel, cache_dir)
 
 
 def evaluate_configs(
@@ -231,9 +234,9 @@ def evaluate_configs(
     """Verdicts for ``configs`` (from the source or not) on every target, target-major.
 
     Raises ``KernelLoadError`` when the kernel cannot be isolated from its module."""
-    bundle = bundle or _bundle(Path(root), site)
-    plan = _plan(site, spec, bundle, configs, resolve_targets(archs))
     run = _Run(workers, cache_dir, use_cache, None)
+    bundle = bundle or _bundle(Path(root), site, run.bundle_cache)
+    plan = _plan(site, spec, bundle, configs, resolve_targets(archs))
     return list(_verdicts(plan, run.compile(plan.jobs)))
 
 
@@ -255,8 +258,10 @@ def _skip(site: AutotuneSite, error: str) -> KernelReport:
     return KernelReport(site=site, spec=None, error=error)
 
 
-def _check_sites(root: Path, work, targets, run: _Run, model: bool = True) -> list[KernelReport]:
-    """``work``: (site, specs) pairs; sites without configs or bundle come back as skips."""
+def _check_sites(root: Path, work, targets, run: _Run, model: bool = True,
+                 bundles: dict[int, KernelBundle] | None = None) -> list[KernelReport]:
+    """``work``: (site, specs) pairs; sites without configs or bundle come back as skips.
+    ``bundles``: already built, by ``id(site)``."""
     plans: list[_Plan] = []
     reports: list[KernelReport | _Plan] = []
     for site, specs in work:
@@ -267,7 +272,7 @@ def _check_sites(root: Path, work, targets, run: _Run, model: bool = True) -> li
             reports.append(_skip(site, "the autotune config list is empty"))
             continue
         try:
-            bundle = _bundle(root, site)
+            bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.bundle_cache)
         except KernelLoadError as exc:
             reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
             continue
@@ -318,22 +323,23 @@ def check(
     base = Path(result.root)
     sites = _select(result.sites, kernel)
 
-    resolutions = []
+    run = _Run(workers, cache_dir, use_cache, progress)
+    resolutions, bundles = [], {}
     for site in sites:
         if site.configs is None or not site.configs:
             continue  # reported by _check_sites as skipped
         try:
-            bundle = _bundle(base, site)
+            bundles[id(site)] = _bundle(base, site, run.bundle_cache)
         except KernelLoadError:
             continue  # reported by _check_sites with the loader's message
-        resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file))
+        resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
+                                                     settings_file))
     if any(not r.ok for r in resolutions):
         raise launch_spec.missing_error(resolutions)
 
-    run = _Run(workers, cache_dir, use_cache, progress)
     specs = {id(r.site): r.specs for r in resolutions}
     work = [(s, specs.get(id(s), ())) for s in sites]
-    reports = _check_sites(base, work, targets, run, model=fit_model)
+    reports = _check_sites(base, work, targets, run, model=fit_model, bundles=bundles)
     return CheckResult(
         root=str(base),
         targets=targets,

@@ -69,8 +69,15 @@ def _git_files(root: Path) -> list[str] | None:
     if proc.returncode != 0:
         return None
     names = {n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n}
+    if not names and _ignored(root):
+        return None  # the user named an ignored folder (build/, vendor/): scan it as a plain folder
     # ls-files lists deleted-but-tracked files too; only what is on disk can be scanned.
     return sorted(n for n in names if (root / n).is_file())
+
+
+def _ignored(root: Path) -> bool:
+    proc = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, check=False)
+    return proc.returncode == 0
 
 
 def _is_venv(path: str, names: list[str]) -> bool:

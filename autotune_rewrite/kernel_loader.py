@@ -13,12 +13,18 @@ holding only:
   on other constants, ``tl.constexpr(...)``),
 - the Triton imports those definitions name.
 
-Names are resolved with LibCST's ``ScopeProvider`` (what a def reads from the global scope) and
-``QualifiedNameProvider`` (which decorator is ``triton.jit``). Nothing here executes user code.
+Names are resolved with LibCST's ``ScopeProvider``: what a def reads from the global scope, and
+the qualified name of each decorator (which one is ``triton.jit``), through the scope's own
+``get_qualified_names_for``. Only that one metadata pass runs per module (it dominates the cost
+of a warm ``check``). Nothing here executes user code.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,8 +33,6 @@ from libcst.metadata import (
     Assignment,
     ImportAssignment,
     MetadataWrapper,
-    ParentNodeProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -52,8 +56,7 @@ class _Module:
     rel: str  # relative to root, POSIX
     module: cst.Module
     global_scope: object
-    parents: object
-    qualnames: object
+    statements: dict[int, cst.CSTNode]  # id(target Name) -> its module-level Assign/AnnAssign
     global_refs: dict[int, str]  # id(Name node) -> global name it reads
 
 
@@ -94,11 +97,10 @@ class _Loader:
             raise KernelLoadError(f"{self._rel(path)}: cannot read: {str(exc).splitlines()[0]}") from exc
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         scopes = wrapper.resolve(ScopeProvider)
-        parents = wrapper.resolve(ParentNodeProvider)
-        qualnames = wrapper.resolve(QualifiedNameProvider)
         gscope = scopes[tree]
         refs = {id(ref.node): a.name for a in gscope.assignments for ref in a.references}
-        mod = _Module(path, self._rel(path), tree, gscope, parents, qualnames, refs)
+        mod = _Module(path=path, rel=self._rel(path), module=tree, global_scope=gscope,
+                      statements=_assignments(tree.body), global_refs=refs)
         self.modules[path] = mod
         return mod
 
@@ -301,8 +303,33 @@ def _order(assignment) -> int:
 
 def _qualnames(mod: _Module, expr: cst.BaseExpression):
     target = expr.func if isinstance(expr, cst.Call) else expr
-    value = mod.qualnames.get(target, set())
-    return value() if callable(value) else value
+    dotted = _dotted(target)
+    return mod.global_scope.get_qualified_names_for(dotted) if dotted else set()
+
+
+def _assignments(body) -> dict[int, cst.CSTNode]:
+    """Module-level ``x = ...`` / ``x: T = ...`` statements by their target Name, looking into
+    module-level if/try/with blocks (``if HAS_TRITON:``) as Python's global scope does."""
+    out: dict[int, cst.CSTNode] = {}
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            out[id(target.target)] = small
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    out[id(small.target)] = small
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            blocks = [stmt.body]
+            if isinstance(stmt, cst.If) and stmt.orelse is not None:
+                blocks.append(stmt.orelse if isinstance(stmt.orelse, cst.Else) else cst.IndentedBlock([stmt.orelse]))
+            if isinstance(stmt, cst.Try):
+                blocks += [h.body for h in stmt.handlers] + [b.body for b in (stmt.orelse, stmt.finalbody) if b]
+            for block in blocks:
+                inner = block.body if hasattr(block, "body") else block
+                out.update(_assignments(inner.body if isinstance(inner, cst.IndentedBlock) else inner))
+    return out
 
 
 def _import_binding(line: str) -> tuple[str, str]:
@@ -332,14 +359,8 @@ def _dotted(node: cst.BaseExpression) -> str:
 
 
 def _statement(mod: _Module, node: cst.CSTNode):
-    """The Assign/AnnAssign a target Name belongs to, if the name is its whole target."""
-    parent = mod.parents.get(node)
-    if isinstance(parent, cst.AssignTarget):
-        stmt = mod.parents.get(parent)
-        return stmt if isinstance(stmt, cst.Assign) else None
-    if isinstance(parent, cst.AnnAssign) and parent.target is node:
-        return parent
-    return None
+    """The module-level Assign/AnnAssign whose whole target is this Name, if any."""
+    return mod.statements.get(id(node))
 
 
 def _is_static(expr: cst.BaseExpression) -> bool:
@@ -366,10 +387,59 @@ def _is_static(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def load_bundle(root: Path | str, path: str, kernel: str) -> KernelBundle:
+def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None = None) -> KernelBundle:
     """The self-contained module text for ``kernel`` defined in ``path`` (relative to ``root``).
 
-    Raises ``KernelLoadError`` when the file cannot be read or has no such function.
+    With ``cache_dir``, a bundle built before is reused when every file it was cut from still
+    has the same bytes (the metadata passes cost ~0.2 s per kernel module; a warm ``check``
+    should not pay them). Raises ``KernelLoadError`` when the file cannot be read or has no
+    such function.
     """
     root = Path(root)
-    return _Loader(root).bundle(root / path, kernel)
+    if cache_dir is None:
+        return _Loader(root).bundle(root / path, kernel)
+    entry = Path(cache_dir) / "bundles" / _bundle_key(root, path, kernel)
+    cached = _read_cached(root, entry)
+    if cached is not None:
+        return cached
+    loader = _Loader(root)
+    bundle = loader.bundle(root / path, kernel)
+    deps = {m.rel: _digest(m.path) for m in loader.modules.values()}
+    _write_cached(entry, {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin})
+    return bundle
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _bundle_key(root: Path, path: str, kernel: str) -> str:
+    # The loader's own source is part of the key: a new loader rebuilds every bundle.
+    me = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    blob = f"{me}\0{root.resolve()}\0{path}\0{kernel}".encode()
+    return hashlib.sha256(blob).hexdigest() + ".json"
+
+
+def _read_cached(root: Path, entry: Path) -> KernelBundle | None:
+    try:
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
+            return None
+        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_cached(entry: Path, data: dict) -> None:
+    """Atomic write; a cache we cannot write only keeps the next run cold."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, entry)
+    except OSError:
+        pass

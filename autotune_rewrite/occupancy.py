@@ -44,8 +44,9 @@ def _regs_limit(arch: Arch, warps: int, registers: int) -> tuple[int, int, int]:
     hardware check assumes per block)."""
     regs_per_warp = _round_up(registers * arch.warp_size, arch.reg_alloc_unit)
     allocated = regs_per_warp * warps
-    # The hardware check assumes all sub-partitions allocate at once: warps rounded up to 4.
-    assumed = regs_per_warp * _round_up(warps, arch.sub_partitions)
+    # The hardware check assumes all sub-partitions allocate at once: the header rounds the
+    # warps up to the number of sub-partitions (the warp allocation granularity, 4).
+    assumed = regs_per_warp * _round_up(warps, arch.warp_alloc_unit)
     if (
         arch.regs_per_block < assumed
         or arch.regs_per_block < allocated

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.files import discover, mentions_any, module_name
+from autotune_rewrite.files import discover, module_name
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_file
 from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
 
 Progress = Callable[[int, int], None]  # (files done, files total)
+SMALL_TREE = 64
 
 
 def default_jobs() -> int:
@@ -31,10 +32,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _chunk(root: str, paths: list[str], mode: str) -> list[FileFacts]:
+def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
+           tree_names: frozenset[str]) -> list[FileFacts]:
     out = []
     for p in paths:
-        facts = analyze_file(root, p, module_name(p), p.endswith("__init__.py"), mode)
+        facts = analyze_file(root, p, module_name(p), p.endswith("__init__.py"), mode, names, tree_names)
         if facts is not None:
             out.append(facts)
     return out
@@ -48,13 +50,16 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
 
 
 def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: str, jobs: int,
-         progress: Progress | None, done: int, total: int) -> tuple[list[FileFacts], int]:
+         progress: Progress | None, done: int, total: int,
+         names: frozenset[bytes] = frozenset(),
+         tree_names: frozenset[str] = frozenset()) -> tuple[list[FileFacts], int]:
     chunks = _chunks(paths, jobs)
     results: Iterable[list[FileFacts]]
+    n = len(chunks)
     if pool is None:
-        results = (_chunk(root, c, mode) for c in chunks)
+        results = (_chunk(root, c, mode, names, tree_names) for c in chunks)
     else:
-        results = pool.map(_chunk, [root] * len(chunks), chunks, [mode] * len(chunks))
+        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n)
     out: list[FileFacts] = []
     for chunk, res in zip(chunks, results):
         out.extend(res)
@@ -79,16 +84,18 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     fileset = discover(root, settings.exclude, tuple(Path(p) for p in paths or ()))
     base = str(fileset.root)
     files = list(fileset.files)
-    jobs = default_jobs() if jobs is None else max(1, jobs)
+    # A pool costs ~0.1 s to start: by default small trees are scanned in this process.
+    jobs = (default_jobs() if len(files) >= SMALL_TREE else 1) if jobs is None else max(1, jobs)
     total = len(files)
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
     try:
-        first, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total)
+        first, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total, tree_names=_tree_names(files))
         facts = {f.path: f for f in first}
         names = launch_names(facts)
+        # Pass 2 (launch-only files) is prefiltered by the workers too, so the re-read of the
+        # other files runs in parallel.
         rest = [p for p in files if p not in facts] if names else []
-        second_paths = [p for p in rest if _mentions(fileset.root / p, names)]
-        second, _ = _run(pool, base, second_paths, MODE_LAUNCHES, jobs, None, done, total)
+        second, _ = _run(pool, base, rest, MODE_LAUNCHES, jobs, None, done, total, names)
     finally:
         if pool is not None:
             pool.shutdown()
@@ -100,11 +107,13 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors)
 
 
-def _mentions(path: Path, names: frozenset[bytes]) -> bool:
-    try:
-        return mentions_any(path.read_bytes(), names)
-    except OSError:
-        return False
+def _tree_names(files: list[str]) -> frozenset[str]:
+    """Every folder and module name in the tree: an absolute name can only point into the tree
+    when its first part is one of these (``src/`` layouts included)."""
+    names: set[str] = set()
+    for f in files:
+        names.update(module_name(f).split("."))
+    return frozenset(names)
 
 
 def find_site(result: ScanResult, kernel: str, path: str | None = None) -> AutotuneSite | None:

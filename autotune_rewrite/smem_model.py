@@ -4,8 +4,9 @@ Candidate terms are monomials of the parameters that vary across the points (eac
 and products of two or three distinct ones such as ``num_stages*BLOCK_T``), plus a constant.
 The fit takes the *simplest* model that explains the points: fewest terms first, then lowest
 degree, then integer coefficients; an exact model (every point reproduced to the byte) wins over
-any inexact one. A model must leave at least one point unexplained-by-construction (more points
-than terms) so that an exact fit is evidence, not interpolation.
+any inexact one. A model of k terms needs at least k + 2 distinct points: with thousands of
+candidate subsets, k + 1 points are too easily matched by a wrong model, so an exact fit must
+be confirmed by points it was not forced through.
 
 Least squares is small (a handful of terms): the subset search uses floats and the chosen model
 is re-solved exactly with ``fractions.Fraction`` so the coefficients and residuals are exact.
@@ -25,6 +26,8 @@ Point = tuple[Mapping[str, int], int]  # (parameters, shared bytes)
 
 MAX_TERMS = 4
 MAX_DEGREE = 3
+MAX_SUBSETS = 3000  # subsets of one size tried exhaustively; beyond that a beam search
+BEAM = 60
 
 
 def _varying(points: Sequence[Point]) -> list[str]:
@@ -59,11 +62,11 @@ def term_text(term: tuple[str, ...]) -> str:
     return "*".join(term) if term else "1"
 
 
-def _solve_float(rows: list[list[float]], y: list[float]) -> list[float] | None:
-    """Least squares via normal equations + Gaussian elimination with partial pivoting."""
-    k = len(rows[0])
-    a = [[sum(r[i] * r[j] for r in rows) for j in range(k)] for i in range(k)]
-    b = [sum(r[i] * yy for r, yy in zip(rows, y)) for i in range(k)]
+def _solve_float(gram: list[list[float]], rhs: list[float], subset: Sequence[int]) -> list[float] | None:
+    """Least squares on the terms ``subset`` via the normal equations (the Gram matrix of all
+    terms is computed once per fit) and Gaussian elimination with partial pivoting."""
+    a = [[gram[i][j] for j in subset] for i in subset]
+    b = [rhs[i] for i in subset]
     return _eliminate(a, b, 1e-9)
 
 
@@ -97,25 +100,39 @@ def _max_residual(coefs: Sequence[float | Fraction], rows: list[list[int]], y: l
 
 def fit_smem_model(points: Sequence[Point]) -> SmemModel | None:
     """The simplest linear model of shared bytes over the varying parameters, or None when the
-    points cannot determine one (fewer than two distinct points, or every subset singular)."""
+    points cannot determine one (fewer than three distinct points, or every subset singular)."""
     clean = [(dict(p), int(s)) for p, s in points if s is not None]
     # identical parameter sets add nothing; conflicting ones make any model inexact (kept)
     unique = {tuple(sorted(p.items())): (p, s) for p, s in clean}
     pts = list(unique.values())
-    if len(pts) < 2:
+    if len(pts) < 3:
         return None
     names = _varying(pts)
     terms = _terms(names)
     y = [s for _, s in pts]
     table = {t: [_value(t, p) for p, _ in pts] for t in terms}
+    columns = [[float(v) for v in table[t]] for t in terms]
+    gram = [[sum(x * z for x, z in zip(ci, cj)) for cj in columns] for ci in columns]
+    rhs = [sum(x * v for x, v in zip(ci, y)) for ci in columns]
     best: tuple | None = None  # (rank, coefficients, terms, residual)
-    for k in range(1, min(MAX_TERMS, len(pts) - 1) + 1):
-        for subset in itertools.combinations(terms, k):
-            rows = [[table[t][i] for t in subset] for i in range(len(pts))]
-            coefs = _solve_float([[float(x) for x in r] for r in rows], [float(v) for v in y])
+    previous: list[tuple[float, tuple[int, ...]]] = []  # (residual, subset) of the last size
+    for k in range(1, min(MAX_TERMS, len(pts) - 2) + 1):
+        if math.comb(len(terms), k) <= MAX_SUBSETS:
+            candidates: Iterable[tuple[int, ...]] = itertools.combinations(range(len(terms)), k)
+        else:  # too many to try: grow the best smaller models by one term (a beam search)
+            beam = [index for _, index in sorted(previous)[:BEAM]]
+            candidates = sorted({tuple(sorted((*index, t))) for index in beam
+                                 for t in range(len(terms)) if t not in index})
+        previous = []
+        for index in candidates:
+            coefs = _solve_float(gram, rhs, index)
             if coefs is None:
                 continue
-            residual = _max_residual(coefs, rows, y)
+            subset = tuple(terms[i] for i in index)
+            residual = max(
+                abs(sum(c * columns[i][p] for c, i in zip(coefs, index)) - y[p]) for p in range(len(y))
+            )
+            previous.append((residual, index))
             exact = residual < 0.5
             if any(abs(c) < 1e-6 for c in coefs):
                 continue  # a zero coefficient means a smaller subset explains it

@@ -42,7 +42,7 @@ class Arch:
     max_blocks_per_sm: int  # cudaOccMaxBlocksPerMultiprocessor
     reg_alloc_unit: int  # registers are allocated per warp in units of this many
     smem_alloc_unit: int  # shared memory per block is allocated in units of this many bytes
-    warp_alloc_unit: int  # the hardware register check rounds a block's warps up to this (sub-partitions)
+    warp_alloc_unit: int  # the hardware register check rounds a block's warps up to this (= sub-partitions)
     sub_partitions: int  # warp schedulers per SM; registers are split between them
     carveout_steps: tuple[int, ...]  # shared memory sizes (bytes) an SM can be configured to
     barrier_slots_per_block_slot: int  # named-barrier slots per block slot (CC >= 9 barrier limit)

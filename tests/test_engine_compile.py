@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -17,7 +19,7 @@ import pytest
 
 from autotune_rewrite import compile_pool, resources
 from autotune_rewrite.compile_pool import compile_many
-from autotune_rewrite.crosscompile import compile_job
+from autotune_rewrite.crosscompile import compile_job, triton_environment
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import CompileJob, KernelBundle
 from autotune_rewrite.occupancy import occupancy, occupancy_of
@@ -196,9 +198,9 @@ def test_no_cuobjdump_is_a_user_error(monkeypatch, tmp_path):
         compile_many([dot_job(32, 32, 5)], workers=1, cache_dir=tmp_path)
 
 
-def test_nothing_written_to_home_or_cwd_and_override_arch_ignored(batch, tmp_path):
-    """A fresh process with HOME elsewhere and TRITON_OVERRIDE_ARCH set: the result is the sm_120
-    one, HOME gets no .triton, and the working directory stays empty."""
+def test_nothing_written_to_home_or_cwd(batch, tmp_path):
+    """A fresh process with HOME elsewhere: same result as in the batch, HOME gets no .triton,
+    and the working directory stays empty."""
     _, outcomes, _, _ = batch
     home, cwd, cache = tmp_path / "home", tmp_path / "cwd", tmp_path / "cache"
     home.mkdir(), cwd.mkdir()
@@ -213,7 +215,7 @@ def test_nothing_written_to_home_or_cwd_and_override_arch_ignored(batch, tmp_pat
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT), TRITON_OVERRIDE_ARCH="sm80")
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT))
     res = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     base = outcomes[0]
     assert res.stdout.split() == [str(base.shared_bytes), str(base.registers), "None"]
@@ -246,3 +248,99 @@ def test_occupancy_of_an_outcome(batch):
     assert occ == occupancy(ARCHS["sm_120"], o.job.num_warps, o.registers, o.shared_bytes)
     with pytest.raises(ValueError, match="compiled for sm_120, not sm_90"):
         occupancy_of(o, ARCHS["sm_90"])
+
+
+def test_a_dying_worker_is_reported_and_the_rest_still_compile(tmp_path):
+    # The bundle's top level ends its process, as an LLVM abort in the compiler would.
+    dying = dataclasses.replace(
+        _broken("k", 16), bundle=KernelBundle("k", "import os\nos._exit(3)\n", "dies.py::k"))
+    out = compile_many([dying, dot_job(32, 32, 2)], workers=2, cache_dir=tmp_path)
+    assert out[0].error.startswith("the compiler process crashed")
+    assert out[1].error is None and out[1].shared_bytes is not None
+    # the crash is not cached (it may be the machine's fault); the good outcome is
+    assert len(list((tmp_path / "outcomes").rglob("*.json"))) == 1
+
+
+def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
+    """PTXAS_OPTIONS (read by Triton at import) makes ptxas fail: the outcome carries ptxas's
+    own line, Triton's PTX dump does not reach our stdout, and the cached successes of the same
+    jobs are not served (the setting is part of the key)."""
+    _, _, cache, _ = batch
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_engine_compile import dot_job, BASE
+        from autotune_rewrite.compile_pool import compile_many
+        jobs = [dot_job(BASE["BLOCK_M"], BASE["BLOCK_K"], BASE["num_stages"]), dot_job(32, 64, 4)]
+        for o in compile_many(jobs, workers=2, cache_dir={str(cache)!r}):
+            print(o.cached, o.error)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXAS_OPTIONS": "--no-such-ptxas-flag"}
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    lines = res.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert re.fullmatch(r"False ptxas(-blackwell)? fatal: Unknown option '-no-such-ptxas-flag'", line), line
+    assert ".version" not in res.stderr  # no PTX text anywhere
+
+
+def test_triton_environment_hides_retargeting_and_restores(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_OVERRIDE_ARCH", "sm80")
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/users/own/cache")
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION", raising=False)
+    with triton_environment(tmp_path, fp_fusion=False):
+        assert os.environ["TRITON_DEFAULT_FP_FUSION"] == "0"
+        assert "TRITON_OVERRIDE_ARCH" not in os.environ
+        assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path)
+        assert tempfile.gettempdir() == str(tmp_path / "tmp")
+    assert os.environ["TRITON_OVERRIDE_ARCH"] == "sm80"
+    assert os.environ["TRITON_CACHE_DIR"] == "/users/own/cache"
+    assert "TRITON_DEFAULT_FP_FUSION" not in os.environ
+    assert tempfile.gettempdir() != str(tmp_path / "tmp")
+
+
+def test_compile_job_alone_cleans_up_its_triton_dir():
+    before = set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*"))
+    out = compile_job(_broken("odd_arange_kernel", 48))
+    assert out.error == "arange's range must be a power of 2 (at 3:11)" and not out.cached
+    assert set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*")) <= before
+
+
+def test_a_bundle_may_keep_its_autotune_decorator(tmp_path):
+    source = textwrap.dedent(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=2)], key=["n"])
+        @triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})
+        @triton.jit
+        def scale_kernel(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            if EVEN:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+            else:
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+        """
+    )
+    job = CompileJob(
+        bundle=KernelBundle("scale_kernel", source, "scale.py::scale_kernel"),
+        signature=(("x_ptr", "*fp32"), ("n", "i32"), ("BLOCK", "constexpr"), ("EVEN", "constexpr")),
+        constexprs=(("BLOCK", 64), ("EVEN", True)),
+        divisible_by_16=("x_ptr", "n"),
+        num_warps=2, num_stages=1, num_ctas=1, maxnreg=None, capability=120,
+    )
+    (out,) = compile_many([job], workers=1, cache_dir=tmp_path)
+    assert out.error is None and out.registers is not None and out.shared_bytes == 0
+
+
+def test_maxnreg_reaches_ptxas(batch, tmp_path):
+    # Triton drops unknown option keys silently: check that maxnreg really caps the registers.
+    _, outcomes, _, _ = batch
+    hungry = max(outcomes, key=lambda o: o.registers)
+    assert hungry.registers > 96
+    (capped,) = compile_many([dataclasses.replace(hungry.job, maxnreg=96)], workers=1, cache_dir=tmp_path)
+    assert capped.error is None and capped.registers <= 96
+    assert capped.shared_bytes == hungry.shared_bytes

@@ -43,7 +43,7 @@ def _drive(*args: str, timeout: int) -> list[dict]:
 INTERPRETER_CASES = {
     "fp8-cache": ["--heads", "16", "--batch", "3", "--padding-requests", "1", "--v-scale-ratio", "1.5"],
     "fp16-cache-two-head-blocks": ["--heads", "32", "--batch", "2", "--kv-dtype", "act"],
-    "eight-heads": ["--heads", "8", "--batch", "2"],
+    "eight-heads-one-split": ["--heads", "8", "--batch", "2", "--num-splits", "1"],
 }
 
 

@@ -132,3 +132,54 @@ def test_arbitrary_text_never_crashes(text):
     assert result.files_scanned == 1
     assert result.sites == ()  # a comment that says autotune is not a site
     assert all(e.path == "junk.py" and e.message.startswith("does not parse") for e in result.errors)
+
+
+# Arbitrary expressions in the configs/key position: whatever they are, the scan reports one
+# site, either resolved or with a reason, and never crashes or hangs.
+atoms = st.sampled_from([
+    "1", "0", "-3", "10**12", "'s'", "None", "True", "BASE", "unknown", "os.environ", "[]", "{}",
+    'triton.Config({"B": 1})', 'triton.Config({"B": 2}, num_warps=8)', "triton.Config(1)",
+    "range(3)", "range(10**12)", "x", "lambda c: c",
+])
+
+
+def _combine(children):
+    unary = st.builds(lambda a, op: f"{op}({a})", children, st.sampled_from(["-", "not ", "~"]))
+    binary = st.builds(lambda a, b, op: f"({a}) {op} ({b})", children, children,
+                       st.sampled_from(["+", "*", "-", "//", "**", "<<", "%", "<", "in", "and", "or"]))
+    calls = st.builds(lambda f, a: f"{f}({a})", st.sampled_from(
+        ["list", "tuple", "sorted", "len", "make", "filter(lambda c: c, ", "itertools.product"]), children)
+    displays = st.builds(lambda xs: "[" + ", ".join(xs) + "]", st.lists(children, max_size=3))
+    comps = st.builds(lambda a, b: f"[{a} for x in {b}]", children, children)
+    cond = st.builds(lambda a, b, c: f"({a}) if ({b}) else ({c})", children, children, children)
+    subs = st.builds(lambda a, b: f"({a})[{b}]", children, children)
+    attr = st.builds(lambda a: f"({a}).num_warps", children)
+    return unary | binary | calls | displays | comps | cond | subs | attr
+
+
+expressions = st.recursive(atoms, _combine, max_leaves=8)
+
+
+def _balanced(expr: str) -> str:
+    # ``filter(lambda c: c, X)`` above leaves one parenthesis open.
+    return expr + ")" * (expr.count("(") - expr.count(")"))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions, expressions)
+def test_arbitrary_config_expressions_never_crash(configs, key):
+    source = (
+        "import itertools\nimport os\nimport triton\n\n"
+        "BASE = [triton.Config({'B': 16}, num_warps=4)]\n\n"
+        "def make(n=2):\n    out = []\n    for i in range(n):\n        out.append(triton.Config({'B': i}))\n    return out\n\n"
+        f"@triton.autotune(configs={_balanced(configs)}, key={_balanced(key)})\n@triton.jit\ndef k(X, n):\n    pass\n"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "gen.py").write_text(source)
+        result = scan(Path(tmp), jobs=1)
+    if result.errors:  # the generator can write invalid syntax (``-(lambda c: c)`` is fine, others not)
+        assert [e.message.startswith("does not parse") for e in result.errors] == [True]
+        return
+    (site,) = result.sites
+    assert (site.configs is None) != (site.unresolved_reason is None)
+    assert site.key is None or all(isinstance(k, str) for k in site.key)

@@ -20,9 +20,9 @@ def labels(site):
 
 def test_no_errors_and_no_lookalikes(result):
     assert result.errors == ()
-    assert result.files_scanned == 10
+    assert result.files_scanned == 11
     assert not [s for s in result.sites if s.path == "pkg/lookalikes.py"]
-    assert len(result.sites) == 15
+    assert len(result.sites) == 16
 
 
 def test_decorator_stack_params_and_options(result):
@@ -109,7 +109,7 @@ def test_call_form(result):
     assert [p.name for p in s.params] == ["X", "n", "BLOCK"]
     src = (REPO / s.path).read_text()
     assert text_at(src, s.span) == 'triton.autotune(configs=BASE, key=["n"])'
-    assert [(l.path, l.line, l.callee) for l in s.launches] == [("pkg/shapes.py", 93, "k_call")]
+    assert [(l.path, l.line, l.callee) for l in s.launches] == [("pkg/shapes.py", 95, "k_call")]
 
 
 def test_launches_across_files_with_duplicate_names(result):
@@ -126,9 +126,9 @@ def test_launches_across_files_with_duplicate_names(result):
 
 def test_alias_and_wrap_triton_launches(result):
     for kernel in ("k_comprehension", "k_concat"):
-        assert [(l.line, l.callee) for l in by_kernel(result, kernel).launches] == [(92, "fn")]
+        assert [(l.line, l.callee) for l in by_kernel(result, kernel).launches] == [(94, "fn")]
     wrapped = by_kernel(result, "k_filter").launches
-    assert [(l.line, l.keywords) for l in wrapped] == [(95, ("n",))]
+    assert [(l.line, l.keywords) for l in wrapped] == [(97, ("n",))]
 
 
 def test_find_site(result):
@@ -137,3 +137,12 @@ def test_find_site(result):
     assert find_site(result, "missing") is None
     with pytest.raises(UserError, match="ambiguous"):
         find_site(result, "decode_kernel")
+
+
+def test_call_form_over_a_kernel_from_another_module(result):
+    s = by_kernel(result, "raw_kernel")
+    assert s.form == "call" and s.path == "pkg/shapes.py" and s.kernel_path == "pkg/raw.py"
+    assert s.do_not_specialize == ("n",) and [p.name for p in s.params] == ["X", "n", "BLOCK"]
+    assert s.params[2].default == "32" and s.params[2].is_constexpr
+    assert text_at((REPO / "pkg/raw.py").read_text(), s.kernel_span).startswith("def raw_kernel(")
+    assert labels(s) == ["BLOCK=128 w8 s4 maxnreg128"]

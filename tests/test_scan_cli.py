@@ -50,7 +50,7 @@ def test_json_schema_and_nothing_modified(tmp_path):
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) >= {"sites", "errors", "files_scanned"}
-    assert data["files_scanned"] == 10 and data["errors"] == []
+    assert data["files_scanned"] == 11 and data["errors"] == []
     for site in data["sites"]:
         assert {"path", "line", "kernel", "form", "configs", "unresolved_reason", "key", "launches"} <= set(site)
         assert not site["path"].startswith("/") and isinstance(site["line"], int)
@@ -72,7 +72,7 @@ def test_json_schema_and_nothing_modified(tmp_path):
 def test_table_goes_to_stderr_and_no_progress_bar_without_tty():
     proc = run_cli(REPO)
     assert proc.returncode == 0 and proc.stdout == ""
-    assert "decode_kernel" in proc.stderr and "15 site(s) in 10 file(s)" in proc.stderr
+    assert "decode_kernel" in proc.stderr and "16 site(s) in 11 file(s)" in proc.stderr
     assert "scanning" not in proc.stderr
 
 
@@ -179,3 +179,31 @@ def test_walk_skips_venvs_and_hidden_folders(tmp_path):
 def test_parallel_equals_serial():
     serial, parallel = scan(REPO, jobs=1), scan(REPO, jobs=2)
     assert to_jsonable(serial) == to_jsonable(parallel)
+
+
+def test_an_ignored_folder_named_explicitly_is_still_scanned(tmp_path):
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "k.py").write_text(kernel("k_build"))
+    assert [s.kernel for s in scan(tmp_path, jobs=1).sites] == []
+    assert [s.kernel for s in scan(tmp_path / "build", jobs=1).sites] == ["k_build"]
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+
+    from autotune_rewrite.output import scan as scan_out
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with scan_out.progress_bar() as cb:
+        assert cb is None
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with scan_out.progress_bar() as cb:
+        scan(REPO, jobs=1, progress=cb)
+    assert "11/11" in tty.getvalue()

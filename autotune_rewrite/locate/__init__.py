@@ -3,10 +3,13 @@
 Modules, one concept each:
 - ``names``    Triton's qualified names and how a node's name is made absolute;
 - ``parsed``   one parsed file, the trimmed module metadata runs on, and its positions;
-- ``configs``  static evaluation of ``configs=`` expressions (and helpers that build them);
+- ``values``   what static evaluation yields (``ConfigObj``, helpers) and why it stops;
+- ``configs``  static evaluation of ``configs=`` / ``key=`` expressions;
+- ``helpers``  running a config-building helper function of the tree, statically;
 - ``kernels``  the ``@triton.jit`` function: parameters, ``do_not_specialize``;
 - ``sites``    uses of ``triton.autotune`` (decorator and call form);
 - ``launches`` ``kernel[grid](...)`` sites and what the subscripted object can be;
 - ``facts``    everything one file says, as plain picklable data (a worker's answer);
-- ``linking``  imports followed across files: launches to sites, imported config helpers.
+- ``linking``  imports followed across files: launches to sites, imported config helpers;
+- ``_visitor_cache``  a per-class cache that keeps LibCST's metadata passes cheap.
 """

@@ -15,76 +15,19 @@ resolver that follows the import into the tree.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import libcst as cst
 
+from autotune_rewrite.locate.helpers import HelperCalls
 from autotune_rewrite.locate.names import CONFIG
-from autotune_rewrite.model import ConfigValue, Span
-
-MAX_ITEMS = 4096  # bigger lists are not config sets; stop before a runaway loop
-MAX_STEPS = 200_000
-MAX_DEPTH = 32
-_CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")
-
-
-class Unresolved(Exception):
-    """The expression cannot be evaluated statically; the message says why."""
-
-
-class Pending(Unresolved):
-    """Needs a name imported from another module (resolved in the linking pass)."""
-
-    def __init__(self, fq: str):
-        super().__init__(f"uses `{fq}`, defined in another module")
-        self.fq = fq
-
-
-@dataclass
-class ConfigObj:
-    kwargs: dict
-    num_warps: Any = None
-    num_stages: Any = None
-    num_ctas: Any = None
-    maxnreg: Any = None
-    has_pre_hook: bool = False
-    span: Span | None = None
-    path: str | None = None
-
-    def freeze(self) -> ConfigValue:
-        return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                           self.has_pre_hook, self.span, self.path)
-
-    def identity(self) -> tuple:
-        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)
-
-
-@dataclass
-class Function:
-    pm: Any  # ParsedModule holding ``node``
-    node: cst.FunctionDef | cst.Lambda
-    closure: Any = None
-
-
-@dataclass(frozen=True)
-class _Builtin:
-    name: str
-
-
-class _Return(Exception):
-    def __init__(self, value):
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
+from autotune_rewrite.locate.values import (
+    CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Pending, Return, Unresolved,
+    bind, iterable, to_configs, to_names,
+)
 
 _BUILTINS = {"builtins." + n for n in ("list", "tuple", "range", "filter", "map", "len", "dict", "sorted",
                                         "min", "max", "zip", "enumerate", "int", "str", "bool", "reversed", "set")}
@@ -105,11 +48,12 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
 
 
 @dataclass
-class Evaluator:
+class Evaluator(HelperCalls):
     """Evaluates nodes of one or more ``ParsedModule``s. ``resolve(fq)`` returns the value of a
     module-level name of another module (or raises)."""
 
     resolve: Callable[[str], Any]
+    BINOPS = _BINOPS  # for HelperCalls (augmented assignment)
     origin: list[str] = field(default_factory=list)
     loop_depth: int = 0
     steps: int = 0
@@ -171,13 +115,15 @@ class Evaluator:
             raise Unresolved(f"`{text}` is not known statically")
         for fq in sorted(names):
             if fq in CONFIG:
-                return _Builtin("triton.Config")
+                return Builtin("triton.Config")
             if fq in _BUILTINS:
-                return _Builtin(fq)
+                return Builtin(fq)
             prefix = pm.module_name + "."
             if fq.startswith(prefix) and "." not in fq[len(prefix):]:
                 return self.module_value(pm, fq[len(prefix):])
         fq = sorted(names)[0]
+        if fq.startswith("builtins."):
+            raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
         value = self.resolve(fq)
         self.note(f"imported from {fq.rsplit('.', 1)[0]}")
         return value
@@ -201,7 +147,13 @@ class Evaluator:
         return self._name(pm, n, env)
 
     def _e_Attribute(self, pm, n, env):
-        if isinstance(n.value, cst.Name) and n.value.value in env or not pm.names(n):
+        # ``c.num_warps`` on a value; ``triton.Config`` / ``mod.VAR`` by qualified name (a
+        # dotted chain rooted at a name that is not local).
+        root = n.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
+        if not dotted or not pm.names(n):
             obj = self.eval(pm, n.value, env)
             return _attribute(obj, n.attr.value)
         return self._qualified(pm, n, _short(pm, n))
@@ -210,7 +162,7 @@ class Evaluator:
         out: list = []
         for el in elements:
             if isinstance(el, cst.StarredElement):
-                out.extend(_iterable(self.eval(pm, el.value, env)))
+                out.extend(iterable(self.eval(pm, el.value, env)))
             else:
                 out.append(self.eval(pm, el.value, env))
             if len(out) > MAX_ITEMS:
@@ -258,6 +210,7 @@ class Evaluator:
             raise Unresolved("unsupported operator")
         if isinstance(n.operator, cst.Add) and isinstance(left, list):
             self.note("concatenation")
+        _check_size(type(n.operator), left, right)
         try:
             out = fn(left, right)
         except Exception as exc:  # a type error in the user's expression: we cannot know it
@@ -330,10 +283,10 @@ class Evaluator:
         return results
 
     def _for_in(self, pm, comp: cst.CompFor, env, results, make):
-        for item in _iterable(self.eval(pm, comp.iter, env)):
+        for item in iterable(self.eval(pm, comp.iter, env)):
             self._tick()
             scope = env.new_child()
-            _bind(comp.target, item, scope)
+            bind(comp.target, item, scope)
             if all(self.eval(pm, cond.test, scope) for cond in comp.ifs):
                 if comp.inner_for_in is not None:
                     self._for_in(pm, comp.inner_for_in, scope, results, make)
@@ -358,9 +311,9 @@ class Evaluator:
             raise Unresolved(f"`{_short(pm, n)}` passes *args/**kwargs")
         args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None]
         kwargs = {a.keyword.value: self.eval(pm, a.value, env) for a in n.args if a.keyword is not None}
-        if fn == _Builtin("triton.Config"):
+        if fn == Builtin("triton.Config"):
             return self._config(pm, n, args, kwargs)
-        if isinstance(fn, _Builtin):
+        if isinstance(fn, Builtin):
             return self._builtin(fn.name, args, kwargs, pm, n)
         if isinstance(fn, Function):
             return self.call(fn, args, kwargs)
@@ -369,7 +322,7 @@ class Evaluator:
         raise Unresolved(f"`{_short(pm, n.func)}` is not a function the locator can evaluate")
 
     def _config(self, pm, n, args, kwargs) -> ConfigObj:
-        bound = dict(zip(_CONFIG_POSITIONAL, args))
+        bound = dict(zip(CONFIG_POSITIONAL, args))
         for k, v in kwargs.items():
             bound[k] = v
         meta = bound.get("kwargs", {})
@@ -388,17 +341,17 @@ class Evaluator:
             if short == "filter":
                 self.note("filter")
                 pred, items = args
-                return [x for x in _iterable(items) if (self._apply(pred, [x]) if pred is not None else x)]
+                return [x for x in iterable(items) if (self._apply(pred, [x]) if pred is not None else x)]
             if short == "map":
                 fn, items = args
-                return [self._apply(fn, [x]) for x in _iterable(items)]
+                return [self._apply(fn, [x]) for x in iterable(items)]
             if short == "sorted":
-                return sorted(_iterable(args[0]), reverse=bool(kwargs.get("reverse", False)))
+                return sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False)))
             if short == "product":
-                out = [tuple(p) for p in itertools.product(*[_iterable(a) for a in args])]
-                if len(out) > MAX_ITEMS:
+                pools = [iterable(a) for a in args]
+                if math.prod(len(p) for p in pools) > MAX_ITEMS:
                     raise Unresolved("too large to evaluate statically")
-                return out
+                return [tuple(p) for p in itertools.product(*pools)]
             if short == "range":
                 r = range(*args)
                 if len(r) > MAX_ITEMS:
@@ -407,11 +360,11 @@ class Evaluator:
             if short in ("list", "tuple", "set", "reversed", "enumerate", "zip"):
                 conv = {"list": list, "tuple": tuple, "set": set, "reversed": lambda x: list(reversed(x)),
                         "enumerate": lambda *a: list(enumerate(*a)), "zip": lambda *a: list(zip(*a))}[short]
-                return conv(*[_iterable(a) for a in args]) if args else conv()
+                return conv(*[iterable(a) for a in args]) if args else conv()
             if short == "dict":
                 return dict(*args, **kwargs)
             return {"len": len, "min": min, "max": max, "int": int, "str": str, "bool": bool}[short](*args)
-        except (Unresolved, _Return):
+        except (Unresolved, Return):
             raise
         except Exception:
             raise Unresolved(f"`{_short(pm, n)}` does not evaluate") from None
@@ -419,125 +372,40 @@ class Evaluator:
     def _apply(self, fn, args):
         if isinstance(fn, Function):
             return self.call(fn, args, {})
-        if isinstance(fn, _Builtin):
+        if isinstance(fn, Builtin):
             return self._builtin(fn.name, args, {}, None, None)
         raise Unresolved("filter/map with a function the locator cannot evaluate")
 
     # -- calling helpers ------------------------------------------------------------------------
-    def call(self, fn: Function, args: list, kwargs: dict):
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise Unresolved("helper recursion too deep")
-        try:
-            env = dict(fn.closure or {})
-            self._bind_params(fn, args, kwargs, env)
-            if isinstance(fn.node, cst.Lambda):
-                return self.eval(fn.pm, fn.node.body, env)
-            self.note("helper function")
-            try:
-                self._block(fn.pm, fn.node.body, env)
-            except _Return as ret:
-                return ret.value
-            return None
-        finally:
-            self.depth -= 1
-
-    def _bind_params(self, fn: Function, args, kwargs, env) -> None:
-        params = fn.node.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-            raise Unresolved("helper with *args/**kwargs")
-        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
-        if len(args) > len(params.posonly_params) + len(params.params):
-            raise Unresolved("helper called with too many arguments")
-        for i, p in enumerate(plist):
-            name = p.name.value
-            if i < len(args) and p not in params.kwonly_params:
-                env[name] = args[i]
-            elif name in kwargs:
-                env[name] = kwargs[name]
-            elif p.default is not None:
-                env[name] = self.eval(fn.pm, p.default, {})
-            else:
-                raise Unresolved(f"helper parameter `{name}` has no value")
-
-    def _block(self, pm, block, env) -> None:
-        body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-        if isinstance(block, cst.SimpleStatementSuite):
-            body = [cst.SimpleStatementLine(body=block.body)]
-        for stmt in body:
-            self._tick()
-            self._stmt(pm, stmt, env)
-
-    def _stmt(self, pm, stmt, env) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self._small(pm, small, env)
-        elif isinstance(stmt, cst.For):
-            if stmt.orelse is not None or stmt.asynchronous is not None:
-                raise Unresolved("for/else in a helper")
-            self.loop_depth += 1
-            try:
-                for item in _iterable(self.eval(pm, stmt.iter, env)):
-                    self._tick()
-                    _bind(stmt.target, item, env)
-                    try:
-                        self._block(pm, stmt.body, env)
-                    except _Continue:
-                        continue
-                    except _Break:
-                        break
-            finally:
-                self.loop_depth -= 1
-        elif isinstance(stmt, cst.If):
-            test = self.eval(pm, stmt.test, env)
-            if test:
-                self._block(pm, stmt.body, env)
-            elif stmt.orelse is not None:
-                orelse = stmt.orelse
-                if isinstance(orelse, cst.If):
-                    self._stmt(pm, orelse, env)
-                else:
-                    self._block(pm, orelse.body, env)
-        else:
-            raise Unresolved(f"helper statement `{type(stmt).__name__}` is not evaluated")
-
-    def _small(self, pm, small, env) -> None:
-        if isinstance(small, cst.Assign):
-            value = self.eval(pm, small.value, env)
-            for t in small.targets:
-                _bind(t.target, value, env)
-        elif isinstance(small, cst.AnnAssign):
-            if small.value is not None:
-                _bind(small.target, self.eval(pm, small.value, env), env)
-        elif isinstance(small, cst.AugAssign):
-            if not isinstance(small.target, cst.Name):
-                raise Unresolved("augmented assignment to a non-name")
-            fn = _BINOPS.get(_AUG.get(type(small.operator)))
-            if fn is None:
-                raise Unresolved("unsupported augmented assignment")
-            current = self._name(pm, small.target, env)
-            value = self.eval(pm, small.value, env)
-            if isinstance(current, list) and isinstance(small.operator, cst.AddAssign):
-                current.extend(_iterable(value))
-            else:
-                env[small.target.value] = fn(current, value)
-        elif isinstance(small, cst.Expr):
-            self.eval(pm, small.value, env)
-        elif isinstance(small, cst.Return):
-            raise _Return(None if small.value is None else self.eval(pm, small.value, env))
-        elif isinstance(small, cst.Pass):
-            return
-        elif isinstance(small, cst.Continue):
-            raise _Continue()
-        elif isinstance(small, cst.Break):
-            raise _Break()
-        else:
-            raise Unresolved(f"helper statement `{type(small).__name__}` is not evaluated")
-
-
-_AUG = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
-        cst.FloorDivideAssign: cst.FloorDivide}
 _IN_PROGRESS = object()
+
+
+def _check_size(op: type, left, right) -> None:
+    """Refuse before computing what would be huge (``"x" * 10**9``, ``2 ** 10**9``)."""
+    too_big = False
+    if op is cst.Power and isinstance(right, int) and isinstance(left, int):
+        too_big = abs(right) > 256 and abs(left) > 1
+    elif op is cst.LeftShift and isinstance(right, int):
+        too_big = right > 256
+    elif op is cst.Multiply:
+        for seq, k in ((left, right), (right, left)):
+            if isinstance(seq, (list, tuple, str)) and isinstance(k, int) and len(seq) * k > MAX_ITEMS:
+                too_big = True
+    if too_big:
+        raise Unresolved("too large to evaluate statically")
+
+
+def evaluate(ev: "Evaluator", pm, node):
+    """``ev.eval`` for callers outside the evaluator: any failure of the user's expression
+    (a ``TypeError`` in ``-"a"``, a division by zero) is an ``Unresolved`` with its reason."""
+    try:
+        return ev.eval(pm, node, {})
+    except Unresolved:
+        raise
+    except RecursionError:
+        raise Unresolved("nested too deeply to evaluate statically") from None
+    except Exception as exc:
+        raise Unresolved(f"`{_short(pm, node)}` does not evaluate ({type(exc).__name__})") from None
 
 
 class _BoundMethod:
@@ -562,24 +430,6 @@ def _attribute(obj, attr: str):
     raise Unresolved(f"attribute `{attr}` is not evaluated")
 
 
-def _iterable(value):
-    if isinstance(value, (list, tuple, set, dict, str, range)):
-        return list(value)
-    raise Unresolved("iterates over something that is not a literal collection")
-
-
-def _bind(target, value, env) -> None:
-    if isinstance(target, cst.Name):
-        env[target.value] = value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        items = _iterable(value)
-        if len(items) != len(target.elements):
-            raise Unresolved("unpacking with the wrong number of values")
-        for el, item in zip(target.elements, items):
-            _bind(el.value, item, env)
-    else:
-        raise Unresolved("assignment to something other than a name")
-
 
 def _union(a: list, b: list) -> list:
     seen, out = set(), []
@@ -597,19 +447,5 @@ def _short(pm, node) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def to_configs(value) -> tuple[ConfigValue, ...]:
-    """An evaluated ``configs`` value -> ConfigValues (or ``Unresolved``)."""
-    if not isinstance(value, (list, tuple)):
-        raise Unresolved("configs is not a list")
-    if not all(isinstance(c, ConfigObj) for c in value):
-        raise Unresolved("configs holds something other than triton.Config objects")
-    return tuple(c.freeze() for c in value)
 
-
-def to_names(value) -> tuple[str, ...]:
-    """An evaluated ``key``/``reset_to_zero``/... value -> names (or ``Unresolved``)."""
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise Unresolved("not a list of argument names")
+__all__ = ["ConfigObj", "Evaluator", "Function", "Pending", "Unresolved", "evaluate", "to_configs", "to_names"]

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import libcst as cst
 
-from autotune_rewrite.files import is_site_candidate
-from autotune_rewrite.locate.configs import Pending
+from autotune_rewrite.files import is_site_candidate, mentions_any
+from autotune_rewrite.locate.configs import Pending, Unresolved
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
-from autotune_rewrite.locate.launches import LaunchDraft, find_launches
+from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
 from autotune_rewrite.locate.names import absolutize
 from autotune_rewrite.locate.parsed import ParsedModule
-from autotune_rewrite.locate.sites import SiteDraft, find_sites
+from autotune_rewrite.locate.sites import SiteDraft, SiteFinder
 from autotune_rewrite.model import FileError
 
 MODE_SITES = "sites"  # files that mention autotune: sites, kernels and launches
@@ -34,9 +34,17 @@ class FileFacts:
     error: FileError | None = None
 
 
-def pending_resolver(fq: str):
-    """Per-file pass: another module's names are left to ``linking``."""
-    raise Pending(fq)
+def pending_resolver(tree_names: frozenset[str]):
+    """Per-file pass: names of other modules of the tree are left to ``linking``; names from
+    outside the tree (``os``, ``yaml``, ``torch``) are refused here, so linking never re-parses
+    a file for them."""
+
+    def resolve(fq: str):
+        if fq.split(".", 1)[0] in tree_names:
+            raise Pending(fq)
+        raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+
+    return resolve
 
 
 def module_imports(pm: ParsedModule) -> dict[str, str]:
@@ -75,25 +83,38 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
         return FileError(path, "nested too deeply to parse; --exclude it")
 
 
-def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str) -> FileFacts:
+def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str,
+                   tree_names: frozenset[str] = frozenset()) -> FileFacts:
     pm = parse_source(path, data, module_name, is_package)
     if isinstance(pm, FileError):
         return FileFacts(path, error=pm)
     try:
-        sites = tuple(find_sites(pm, pending_resolver)) if mode == MODE_SITES else ()
+        # One traversal for both collectors (LibCST's batched visitors).
+        collector = LaunchCollector(pm)
+        finder = SiteFinder(pm, pending_resolver(tree_names)) if mode == MODE_SITES else None
+        cst.visit_batched(pm.tree, [collector] if finder is None else [finder, collector])
         kernels = ({s.name.value: kernel_info(pm, s) for s in pm.tree.body
-                    if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if mode == MODE_SITES else {})
-        return FileFacts(path, sites, tuple(find_launches(pm)), kernels, module_imports(pm))
+                    if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if finder is not None else {})
+        sites = tuple(finder.sites) if finder is not None else ()
+        return FileFacts(path, sites, tuple(collector.drafts()), kernels, module_imports(pm))
     except RecursionError:
         return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
+    except Exception as exc:  # a locator bug must not sink the whole scan: name the file
+        return FileFacts(path, error=FileError(
+            path, f"internal error while analysing ({type(exc).__name__}: {exc}); please report it, "
+                  f"or --exclude the file"))
 
 
-def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str) -> FileFacts | None:
-    """Read, prefilter and analyse one file. None: a site-mode file that never says autotune."""
+def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,
+                 names: frozenset[bytes] = frozenset(), tree_names: frozenset[str] = frozenset()) -> FileFacts | None:
+    """Read, prefilter and analyse one file. None: the prefilter says there is nothing to find
+    (sites: the file never says ``autotune``; launches: it names none of ``names``)."""
     try:
         data = Path(root, path).read_bytes()
     except OSError as exc:
         return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
     if mode == MODE_SITES and not is_site_candidate(data):
         return None
-    return analyze_source(path, data, module_name, is_package, mode)
+    if mode == MODE_LAUNCHES and not mentions_any(data, names):
+        return None
+    return analyze_source(path, data, module_name, is_package, mode, tree_names)

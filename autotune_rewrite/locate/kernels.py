@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Unresolved, to_names
+from autotune_rewrite.locate.configs import Evaluator, Unresolved, evaluate, to_names
 from autotune_rewrite.locate.names import CONSTEXPR, JIT
 from autotune_rewrite.model import KernelParam, Span
 
@@ -32,13 +32,13 @@ def decorator_name(pm, expr: cst.BaseExpression) -> str:
 
 
 def params_of(pm, fn: cst.FunctionDef) -> tuple[KernelParam, ...]:
-    p = fn.params
+    p = pm.original(fn).params
     out = []
     for i, param in enumerate([*p.posonly_params, *p.params, *p.kwonly_params]):
         ann = param.annotation.annotation if param.annotation is not None else None
         ann_text = pm.code(ann) if ann is not None else None
         is_constexpr = ann is not None and (
-            bool(pm.names(ann) & CONSTEXPR)
+            bool(pm.annotation_names(ann) & CONSTEXPR)
             or (isinstance(ann, cst.SimpleString) and ann.evaluated_value.rsplit(".", 1)[-1] == "constexpr")
         )
         default = pm.code(param.default) if param.default is not None else None
@@ -51,7 +51,7 @@ def jit_options(pm, call: cst.Call, params: tuple[KernelParam, ...]) -> tuple[st
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "do_not_specialize":
             try:
-                value = Evaluator(resolve=_no_imports).eval(pm, arg.value, {})
+                value = evaluate(Evaluator(resolve=_no_imports), pm, arg.value)
             except Unresolved:
                 return ()
             items = list(value) if isinstance(value, (list, tuple)) else [value]

@@ -24,7 +24,9 @@ class LaunchDraft:
     targets: frozenset[str]  # absolute names the subscripted object may be
 
 
-class _Collector(cst.CSTVisitor):
+class LaunchCollector(cst.BatchableCSTVisitor):
+    """Collects subscript calls and local assignments; ``drafts()`` resolves them."""
+
     def __init__(self, pm):
         self.pm = pm
         self.values: dict[cst.Name, cst.BaseExpression] = {}  # assignment target -> value
@@ -55,6 +57,9 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Subscript):
             self.calls.append((node, ".".join(self.stack) if self.stack else None))
+
+    def drafts(self) -> list[LaunchDraft]:
+        return _drafts(self)
 
 
 def _targets(pm, values, expr, depth=0) -> set[str]:
@@ -89,8 +94,13 @@ def _is_autotune_application(pm, value) -> bool:
 
 
 def find_launches(pm) -> list[LaunchDraft]:
-    collector = _Collector(pm)
-    pm.tree.visit(collector)
+    collector = LaunchCollector(pm)
+    cst.visit_batched(pm.tree, [collector])
+    return collector.drafts()
+
+
+def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
+    pm = collector.pm
     out = []
     for call, function in collector.calls:
         sub = call.func
@@ -111,4 +121,4 @@ def find_launches(pm) -> list[LaunchDraft]:
     return out
 
 
-__all__ = ["LaunchDraft", "find_launches"]
+__all__ = ["LaunchCollector", "LaunchDraft", "find_launches"]

@@ -1,11 +1,15 @@
 """One parsed file, and the trimmed copy that LibCST's metadata providers run on.
 
 Why trim: on a kernel file, ``ScopeProvider``/``QualifiedNameProvider``/``PositionProvider``
-cost 3-8x the parse itself, almost all of it spent inside ``@triton.jit`` bodies, which never
-hold anything the locator reports. So the metadata runs on a copy of the module whose kernel
-bodies are replaced by ``...``; every other statement is kept whole. Positions in the copy are
-shifted back to the real file per top-level statement: whole lines are kept, so only line
-numbers move, and Python's own parser (C, cheap) gives each statement's real first line.
+cost 3-8x the parse itself, almost all of it spent inside ``@triton.jit`` functions, whose
+bodies never hold anything the locator reports. So the metadata runs on a copy of the module in
+which each module-level kernel keeps its decorators but has no parameters and ``...`` as its
+body; every other statement is kept whole. The kernels' parameter annotations go, one of each,
+into a list appended after the last statement (a module-level expression resolves names exactly
+as a module-level function's annotations do), so ``tl.constexpr`` is still resolved by
+``QualifiedNameProvider``. Positions in the copy are shifted back to the real file per
+top-level statement: whole lines are kept, so only line numbers move, and Python's own parser
+(C, cheap) gives each statement's real first and last line.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider, ScopeProvider
 
+from autotune_rewrite.locate import _visitor_cache
 from autotune_rewrite.locate.names import KERNEL_DECORATOR_TAILS, absolute_names
 from autotune_rewrite.model import Span
+
+
+_visitor_cache.install()
 
 
 def _tail(expr: cst.BaseExpression) -> str | None:
@@ -42,7 +50,16 @@ _STUB = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Expr(cst.Ellip
 
 
 def _trim(stmt: cst.CSTNode) -> cst.CSTNode:
-    return stmt.with_changes(body=_STUB.with_changes(header=stmt.body.header)) if _is_kernel_def(stmt) and isinstance(stmt.body, cst.IndentedBlock) else stmt
+    if _is_kernel_def(stmt) and isinstance(stmt.body, cst.IndentedBlock):
+        return stmt.with_changes(body=_STUB.with_changes(header=stmt.body.header), params=cst.Parameters())
+    return stmt
+
+
+def _annotations(fn: cst.FunctionDef):
+    p = fn.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.annotation is not None:
+            yield param.annotation.annotation
 
 
 def _statements(source: str) -> list[ast.stmt] | None:
@@ -68,6 +85,8 @@ class ParsedModule:
     _ends: list[int] = field(repr=False, default_factory=list)
     _shift: list[int] = field(repr=False, default_factory=list)
     _real_end: dict = field(repr=False, default_factory=dict)
+    _originals: dict = field(repr=False, default_factory=dict)  # trimmed kernel def -> real one
+    _probes: dict = field(repr=False, default_factory=dict)  # real annotation -> node in the copy
 
     @classmethod
     def parse(cls, path: str, source: str, module_name: str, is_package: bool) -> "ParsedModule":
@@ -75,8 +94,23 @@ class ParsedModule:
         trimmed = [_trim(s) for s in module.body]
         changed = any(a is not b for a, b in zip(trimmed, module.body))
         firsts = _statements(source) if changed else None
-        tree = module.with_changes(body=trimmed) if firsts is not None else module
+        originals: dict = {}
+        probes: dict = {}
+        if firsts is not None:
+            by_text: dict[str, cst.BaseExpression] = {}
+            for new, old in zip(trimmed, module.body):
+                if new is not old:
+                    originals[new] = old
+                    for ann in _annotations(old):
+                        probes[ann] = by_text.setdefault(module.code_for_node(ann), ann)
+            body = list(trimmed)
+            if by_text:
+                body.append(cst.SimpleStatementLine(body=[cst.Expr(cst.List([cst.Element(a) for a in by_text.values()]))]))
+            tree = module.with_changes(body=body)
+        else:
+            tree = module
         pm = cls(path, module_name, is_package, module, tree)
+        pm._originals, pm._probes = originals, probes
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         res = wrapper.resolve_many([PositionProvider, QualifiedNameProvider, ScopeProvider])
         pm._pos, pm._qn, pm._scope = res[PositionProvider], res[QualifiedNameProvider], res[ScopeProvider]
@@ -122,6 +156,14 @@ class ParsedModule:
         if isinstance(q, LazyValue):
             q = q()
         return absolute_names(q, self.module_name, self.is_package)
+
+    def original(self, fn: cst.FunctionDef) -> cst.FunctionDef:
+        """The real ``def`` (with parameters and body) of a trimmed kernel; others as they are."""
+        return self._originals.get(fn, fn)
+
+    def annotation_names(self, annotation: cst.BaseExpression) -> frozenset[str]:
+        """Qualified names of a kernel parameter's annotation (through the probe list)."""
+        return self.names(self._probes.get(annotation, annotation))
 
     def scope(self, node: cst.CSTNode):
         return self._scope.get(node)

@@ -8,7 +8,7 @@ from typing import Callable
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, to_configs, to_names
+from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, decorator_name, jit_options, kernel_info, params_of
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
@@ -51,7 +51,7 @@ def _names_or_none(ev: Evaluator, pm, node) -> tuple[str, ...] | None:
     if node is None:
         return None
     try:
-        return to_names(ev.eval(pm, node, {}))
+        return to_names(evaluate(ev, pm, node))
     except Unresolved:
         return None
 
@@ -68,14 +68,12 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
     else:
         ev = Evaluator(resolve=resolve)
         try:
-            configs = to_configs(ev.eval(pm, configs_node, {}))
+            configs = to_configs(evaluate(ev, pm, configs_node))
             origin = ", ".join(ev.origin) or "literal list"
         except Pending as exc:
             pending, reason = exc.fq, f"configs {exc}"
         except Unresolved as exc:
             reason = f"configs: {exc}"
-        except RecursionError:
-            reason = "configs: nested too deeply to evaluate"
     ev = Evaluator(resolve=resolve)
     key = _names_or_none(ev, pm, args.get("key"))
     prune = args.get("prune_configs_by")
@@ -124,12 +122,15 @@ def _kernel_from_expr(pm, expr, bindings, depth=0):
     return None, pm.code(expr), (), (), None
 
 
-class _Finder(cst.CSTVisitor):
+class SiteFinder(cst.BatchableCSTVisitor):
+    """Collects ``SiteDraft``s; batchable, so it shares one traversal with the launch collector."""
+
     def __init__(self, pm, resolve):
         self.pm, self.resolve = pm, resolve
         self.sites: list[SiteDraft] = []
         self.stack: list[str] = []
         self.bindings = pm.module_bindings()
+        self.seen: set[int] = set()  # call-form nodes already reported (``visit_Assign`` sees them first)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         pm = self.pm
@@ -155,18 +156,16 @@ class _Finder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         # A call form not on the right of ``name = ...`` (e.g. passed along): no launch handle.
-        if isinstance(node.func, cst.Call) and _is_autotune_call(self.pm, node.func) and id(node) not in self._seen:
+        if isinstance(node.func, cst.Call) and _is_autotune_call(self.pm, node.func):
             self._call_form(node, None)
-
-    _seen: set = set()
 
     def _call_form(self, value, target) -> None:
         pm = self.pm
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and _is_autotune_call(pm, value.func)):
             return
-        if id(value) in self._seen:
+        if id(value) in self.seen:
             return
-        self._seen = self._seen | {id(value)}
+        self.seen.add(id(value))
         info, name, extra, _dns, ref = (_kernel_from_expr(pm, value.args[0].value, self.bindings)
                                         if value.args else (None, "?", (), (), None))
         handle = (f"{pm.module_name}.{target.value}"
@@ -176,10 +175,9 @@ class _Finder(cst.CSTVisitor):
 
 
 def find_sites(pm, resolve: Callable) -> list[SiteDraft]:
-    finder = _Finder(pm, resolve)
-    finder._seen = set()
-    pm.tree.visit(finder)
+    finder = SiteFinder(pm, resolve)
+    cst.visit_batched(pm.tree, [finder])
     return finder.sites
 
 
-__all__ = ["SiteDraft", "build_site", "decorator_name", "find_sites", "params_of"]
+__all__ = ["SiteDraft", "SiteFinder", "build_site", "find_sites"]

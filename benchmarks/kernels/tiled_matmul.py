@@ -1,11 +1,8 @@
-"""A tiled fp16 matmul with one config too big for the 99 KB parts (sm_86/89/120).
-
-The module's top level imports a package that is not installed: check must never import it.
-"""
+"""A small tl.dot kernel for the hardware proof (benchmarks/h200_driver_proof.py): a grouped,
+pipelined fp16 matmul whose configs span small, register-heavy and >48 KB shared-memory cases.
+Its launch spec is in autotune-rewrite.toml next to it."""
 import triton
 import triton.language as tl
-
-from serving_engine_that_is_not_installed import registry  # noqa: F401
 
 GROUP = tl.constexpr(8)
 
@@ -21,8 +18,9 @@ def _grouped_pid(pid, num_m, num_n, G: tl.constexpr):
 @triton.autotune(
     configs=[
         triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=4),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}, num_warps=4, num_stages=3),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=8, num_stages=3),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=4),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, num_warps=2, num_stages=2),
     ],
     key=["M", "N", "K"],
 )

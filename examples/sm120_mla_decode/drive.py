@@ -45,6 +45,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=1.0,
         help="v_scale / k_scale (1 in serving; another value proves each side uses its own scale)",
     )
+    ap.add_argument("--num-splits", type=int, default=None, help="force the number of top-k slices")
     ap.add_argument("--each-config", action="store_true", help="also pin every autotune config")
     ap.add_argument("--interpret", action="store_true", help="TRITON_INTERPRET=1 on the CPU")
     ap.add_argument("--seed", type=int, default=0)
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             runs += [(str(cfg), only_config(split_kernel, cfg)) for cfg in list(split_kernel.configs)]
         for label, ctx in runs:
             with ctx:
-                out = sparse_mla_decode(**inputs.kwargs())
+                out = sparse_mla_decode(**inputs.kwargs(), num_splits=args.num_splits)
                 if device == "cuda":
                     torch.cuda.synchronize()
                 chosen = str(split_kernel.best_config) if label == "autotuned" else label

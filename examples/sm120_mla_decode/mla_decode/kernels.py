@@ -139,7 +139,7 @@ def _mma_sparse_decode_split_kernel(
 def _sparse_decode_combine_kernel(
     PartO,  # [B, num_splits, H, D_LATENT] fp32
     PartLse,  # [B, num_splits, H] fp32
-    Out,  # [B, H, D_LATENT] bf16
+    Out,  # [B, H, D_LATENT] in q's dtype
     stride_ob,
     stride_os,
     stride_oh,

@@ -1,0 +1,113 @@
+"""Values the static evaluator produces and the reasons it stops.
+
+Plain Python values (ints, strings, lists, dicts) stand for themselves; ``ConfigObj`` is a
+``triton.Config`` being built; ``Function`` a helper or lambda from the tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from autotune_rewrite.model import ConfigValue, Span
+
+MAX_ITEMS = 4096  # bigger lists are not config sets; stop before a runaway loop
+MAX_STEPS = 200_000
+MAX_DEPTH = 32
+CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")
+
+
+class Unresolved(Exception):
+    """The expression cannot be evaluated statically; the message says why."""
+
+
+class Pending(Unresolved):
+    """Needs a name imported from another module (resolved in the linking pass)."""
+
+    def __init__(self, fq: str):
+        super().__init__(f"uses `{fq}`, defined in another module")
+        self.fq = fq
+
+
+@dataclass
+class ConfigObj:
+    kwargs: dict
+    num_warps: Any = None
+    num_stages: Any = None
+    num_ctas: Any = None
+    maxnreg: Any = None
+    has_pre_hook: bool = False
+    span: Span | None = None
+    path: str | None = None
+
+    def freeze(self) -> ConfigValue:
+        return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
+                           self.has_pre_hook, self.span, self.path)
+
+    def identity(self) -> tuple:
+        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)
+
+
+@dataclass
+class Function:
+    pm: Any  # ParsedModule holding ``node``
+    node: cst.FunctionDef | cst.Lambda
+    closure: Any = None
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+
+
+class Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+def iterable(value):
+    if isinstance(value, (list, tuple, set, dict, str, range)):
+        return list(value)
+    raise Unresolved("iterates over something that is not a literal collection")
+
+
+def bind(target, value, env) -> None:
+    if isinstance(target, cst.Name):
+        env[target.value] = value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        items = iterable(value)
+        if len(items) != len(target.elements):
+            raise Unresolved("unpacking with the wrong number of values")
+        for el, item in zip(target.elements, items):
+            bind(el.value, item, env)
+    else:
+        raise Unresolved("assignment to something other than a name")
+
+
+def to_configs(value) -> tuple[ConfigValue, ...]:
+    """An evaluated ``configs`` value -> ConfigValues (or ``Unresolved``)."""
+    if not isinstance(value, (list, tuple)):
+        raise Unresolved(f"evaluates to {type(value).__name__}, not a list of triton.Config")
+    if not all(isinstance(c, ConfigObj) for c in value):
+        raise Unresolved("the list holds something other than triton.Config objects")
+    return tuple(c.freeze() for c in value)
+
+
+def to_names(value) -> tuple[str, ...]:
+    """An evaluated ``key``/``reset_to_zero``/... value -> names (or ``Unresolved``)."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise Unresolved("not a list of argument names")
+

@@ -1,0 +1,202 @@
+"""Launch specs: settings tables, annotations and defaults, the stanza, and Triton's specialization.
+
+The specialization tests use Triton's own runtime binder (``create_function_from_signature``
+with the native ``specialize_impl``, as ``JITFunction.run`` calls it) as the oracle, fed with
+real torch tensors and ints, so "reproduce the runtime" is checked against the runtime itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tomllib
+
+import pytest
+
+from autotune_rewrite import launch_spec
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.evidence import LaunchSpec
+from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, Span
+
+SPAN = Span(1, 0, 1, 1)
+
+
+def make_site(params, configs=(), dns=(), path="pkg/k.py", kernel="kern") -> AutotuneSite:
+    kps = tuple(
+        KernelParam(name=n, index=i, annotation=a, is_constexpr=bool(a and "constexpr" in a), default=d)
+        for i, (n, a, d) in enumerate(params)
+    )
+    return AutotuneSite(
+        path=path, line=1, span=SPAN, form="decorator", kernel=kernel, kernel_span=SPAN, kernel_path=path,
+        params=kps, do_not_specialize=tuple(dns), decorators=(), key=None, key_span=None,
+        configs=tuple(configs), configs_origin="literal list", configs_span=None, unresolved_reason=None,
+    )
+
+
+# --------------------------------------------------------------------------- settings tables
+def test_settings_entries_are_checked_and_normalized():
+    raw = {"kernels": [{"kernel": "pkg/k.py::kern", "spec": "a",
+                        "types": {"q": "*bfloat16", "n": "int32", "s": "tl.float32"},
+                        "constexprs": {"D": 64}, "values": {"n": 48}}]}
+    (entry,) = launch_spec.spec_entries(raw)
+    assert entry.types == (("q", "*bf16"), ("n", "i32"), ("s", "fp32"))
+    assert entry.constexprs == (("D", 64),) and entry.values == (("n", 48),)
+
+
+@pytest.mark.parametrize("table, needle", [
+    ({"kernel": "no-separator"}, "path/to/file.py::kernel_name"),
+    ({"kernel": "a.py::k", "types": {"q": "*bf17"}}, "not a Triton type"),
+    ({"kernel": "a.py::k", "typo": 1}, "unknown key(s) typo"),
+    ({"kernel": "a.py::k", "values": {"n": "16"}}, "values.n must be an integer"),
+    ({"kernel": "a.py::k", "types": "i32"}, "types must be an inline table"),
+])
+def test_malformed_settings_are_user_errors(table, needle):
+    with pytest.raises(UserError) as err:
+        launch_spec.spec_entries({"kernels": [table]}, "pyproject.toml")
+    assert needle in str(err.value) and str(err.value).startswith("pyproject.toml")
+
+
+def test_duplicate_spec_names_are_rejected():
+    table = {"kernel": "a.py::k", "spec": "s"}
+    with pytest.raises(UserError, match="two specs named 's'"):
+        launch_spec.spec_entries({"kernels": [table, dict(table)]})
+
+
+# --------------------------------------------------------------------------- resolution
+def test_types_and_values_from_annotations_and_defaults():
+    site = make_site([
+        ("x", "'*fp16'", None), ("n", "tl.int32", None), ("eps", None, "1e-6"), ("flag", None, "True"),
+        ("stride", None, "64"), ("D", "tl.constexpr", "HEAD"), ("BLOCK", "tl.constexpr", None),
+    ], configs=[ConfigValue({"BLOCK": 32})])
+    res = launch_spec.resolve_specs(site, kernel_source="HEAD = 2 * 64\n")
+    assert res.ok
+    (spec,) = res.specs
+    assert dict(spec.types) == {"x": "*fp16", "n": "i32", "eps": "fp32", "flag": "u1", "stride": "i32",
+                                "D": "constexpr", "BLOCK": "constexpr"}
+    assert dict(spec.constexprs) == {"D": 128}  # a static module constant, not a literal
+    assert dict(spec.int_values) == {"stride": 64}  # what the runtime sees when the caller omits it
+    assert spec.source == "annotations"
+
+
+def test_settings_override_source_and_select_by_path_and_kernel():
+    site = make_site([("q", None, None), ("n", "tl.int64", None), ("H", "tl.constexpr", "16")])
+    entries = launch_spec.spec_entries({"kernels": [
+        {"kernel": "pkg/k.py::kern", "spec": "H=16", "types": {"q": "*bf16"}},
+        {"kernel": "pkg/k.py::kern", "spec": "H=32", "types": {"q": "*bf16"}, "constexprs": {"H": 32}},
+        {"kernel": "pkg/other.py::kern", "spec": "x", "types": {"q": "*fp32"}},
+    ]})
+    res = launch_spec.resolve_specs(site, entries)
+    assert [s.name for s in res.specs] == ["H=16", "H=32"]
+    assert [dict(s.constexprs)["H"] for s in res.specs] == [16, 32]
+    assert all(dict(s.types) == {"q": "*bf16", "n": "i64", "H": "constexpr"} for s in res.specs)
+
+
+def test_unknown_parameter_in_settings_is_named():
+    site = make_site([("q", None, None)])
+    entries = launch_spec.spec_entries({"kernels": [{"kernel": "pkg/k.py::kern", "types": {"qq": "*bf16"}}]})
+    with pytest.raises(UserError, match="no parameter named qq"):
+        launch_spec.resolve_specs(site, entries)
+
+
+def test_missing_values_give_one_line_then_a_stanza_that_parses():
+    source = (
+        "import triton.language as tl\n"
+        "def kern(Q, Out, n, stride, SCALE: tl.constexpr, BLOCK: tl.constexpr):\n"
+        "    q_ptrs = Q + tl.arange(0, BLOCK) * stride\n"
+        "    tl.store(Out + tl.arange(0, BLOCK), tl.load(q_ptrs))\n"
+    )
+    site = make_site([("Q", None, None), ("Out", None, None), ("n", None, None), ("stride", None, None),
+                      ("SCALE", "tl.constexpr", None), ("BLOCK", "tl.constexpr", None)],
+                     configs=[ConfigValue({"BLOCK": 64})])
+    res = launch_spec.resolve_specs(site, kernel_source=source)
+    assert not res.ok and res.missing == (("default", ("Q", "Out", "n", "stride", "SCALE")),)
+    err = launch_spec.missing_error([res])
+    first, rest = str(err).split("\n", 1)
+    assert first.startswith("missing launch spec values for pkg/k.py::kern (Out, Q, SCALE, n, stride)")
+    parsed = tomllib.loads(rest)["tool"]["autotune-rewrite"]["kernels"][0]
+    assert parsed["kernel"] == "pkg/k.py::kern"
+    assert parsed["types"] == {"Q": "*bf16", "Out": "*bf16", "n": "i32", "stride": "i32"}
+    assert parsed["constexprs"] == {"SCALE": 16}
+    assert "# GUESSED, edit before use: Q, Out, n, stride, SCALE" in rest
+    # Pasted back, the stanza resolves.
+    again = launch_spec.resolve_specs(site, launch_spec.spec_entries(tomllib.loads(rest)["tool"]["autotune-rewrite"]))
+    assert again.ok
+
+
+def test_assume_dtype_fills_only_pointers_and_marks_them():
+    source = (
+        "import triton.language as tl\n"
+        "def kern(Q, KV, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    base = KV + n\n"
+        "    blk = tl.make_block_ptr(base=Q, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))\n"
+        "    tl.store(out_ptr, tl.load(base) + tl.sum(tl.load(blk)))\n"
+    )
+    site = make_site([("Q", None, None), ("KV", None, None), ("out_ptr", None, None), ("n", None, None),
+                      ("BLOCK", "tl.constexpr", None)], configs=[ConfigValue({"BLOCK": 16})])
+    assert launch_spec.pointer_params(source, "kern") == ("Q", "KV", "out_ptr")
+    res = launch_spec.resolve_specs(site, assume_dtype="bf16", kernel_source=source)
+    (spec,) = res.specs
+    assert spec.assumed == ("Q", "KV", "out_ptr")
+    assert [t for _, t in spec.types][:3] == ["*bf16"] * 3
+    assert res.missing == (("default", ("n",)),)  # an int is never assumed
+    with pytest.raises(UserError, match="not a Triton dtype"):
+        launch_spec.resolve_specs(site, assume_dtype="bf17", kernel_source=source)
+
+
+# --------------------------------------------------------------------------- specialization
+def _oracle(fn, args, dns=()):
+    """Triton 3.6's own runtime specialization of ``fn`` called with ``args``."""
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.runtime.jit import KernelParam as TritonParam
+    from triton.runtime.jit import create_function_from_signature
+
+    sig = inspect.signature(fn)
+    params = [TritonParam(i, p, p.name in dns, False) for i, p in enumerate(sig.parameters.values())]
+    _, specialization, _ = create_function_from_signature(sig, params, CUDABackend)(*args)
+    names = list(sig.parameters)
+    signature = tuple((n, s[0]) for n, s in zip(names, specialization))
+    constexprs = tuple((n, a) for n, s, a in zip(names, specialization, args) if s[0] == "constexpr")
+    divisible = tuple(n for n, s in zip(names, specialization) if s[1] == "D")
+    return signature, constexprs, divisible
+
+
+def test_specialization_matches_triton_runtime():
+    torch = pytest.importorskip("torch")
+    import triton.language as tl
+
+    def kern(x, out, n16, n17, one, one_pinned: tl.int32, dns16, dns1, eps, flag, big, BLOCK: tl.constexpr):
+        pass
+
+    args = (torch.empty(4, dtype=torch.bfloat16), torch.empty(4, dtype=torch.float32),
+            4096, 17, 1, 1, 32, 1, 0.5, True, 2**40, 64)
+    site = make_site([
+        ("x", None, None), ("out", None, None), ("n16", None, None), ("n17", None, None), ("one", None, None),
+        ("one_pinned", "tl.int32", None), ("dns16", None, None), ("dns1", None, None), ("eps", None, None),
+        ("flag", None, None), ("big", None, None), ("BLOCK", "tl.constexpr", None),
+    ], configs=[ConfigValue({"BLOCK": 64})], dns=("dns16", "7"))  # by name and by index, as Triton allows
+    spec = LaunchSpec(
+        name="s",
+        types=(("x", "*bf16"), ("out", "*fp32"), ("n16", "i32"), ("n17", "i32"), ("one", "i32"),
+               ("one_pinned", "i32"), ("dns16", "i32"), ("dns1", "i32"), ("eps", "fp32"), ("flag", "u1"),
+               ("big", "i64"), ("BLOCK", "constexpr")),
+        constexprs=(),
+        int_values=(("n16", 4096), ("n17", 17), ("one", 1), ("one_pinned", 1), ("dns16", 32), ("dns1", 1),
+                    ("big", 2**40)),
+    )
+    mine = launch_spec.specialize(site, spec, site.configs[0])
+    signature, constexprs, divisible = _oracle(kern, args, dns=("dns16", "dns1"))
+    assert mine.signature == signature
+    assert mine.constexprs == constexprs
+    assert set(mine.divisible_by_16) == set(divisible)
+    # The facts the oracle establishes, spelled out:
+    assert ("one", "constexpr") in mine.signature and ("one_pinned", "i32") in mine.signature
+    assert set(divisible) == {"x", "out", "n16", "big"}
+
+
+def test_unknown_int_values_compile_like_a_generic_value():
+    site = make_site([("x", None, None), ("n", None, None), ("BLOCK", "tl.constexpr", None)],
+                     configs=[ConfigValue({"BLOCK": 64})])
+    spec = LaunchSpec("s", (("x", "*fp16"), ("n", "i32"), ("BLOCK", "constexpr")), ())
+    spz = launch_spec.specialize(site, spec, site.configs[0])
+    assert spz.signature == (("x", "*fp16"), ("n", "i32"), ("BLOCK", "constexpr"))
+    assert spz.divisible_by_16 == ("x",) and spz.constexprs == (("BLOCK", 64),)
+    assert launch_spec.unknown_ints(site, spec) == ("n",)
