@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rewrite"
 
@@ -59,3 +61,10 @@ def state(root: Path) -> dict:
         "worktrees": git(root, "worktree", "list", "--porcelain"),
         "status": git(root, "status", "--porcelain", "--untracked-files=all"),
     }
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory):
+    """One compile cache for every rewrite end-to-end test of the session (each fixture's
+    kernels are compiled once, whichever test comes first)."""
+    return tmp_path_factory.mktemp("rewrite-compile-cache")

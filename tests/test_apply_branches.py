@@ -8,12 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from rewrite_e2e import cli, git, make_repo, state
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("cache")
+from rewrite_e2e import cache, cli, git, make_repo, state  # noqa: F401 (cache is a fixture)
 
 
 BRANCH = "autotune-rewrite/sm_120/_proj_kernel-v1"

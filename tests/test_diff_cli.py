@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rewrite_e2e import cli, git, make_repo
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("cache")
+from rewrite_e2e import cache, cli, git, make_repo  # noqa: F401 (cache is a fixture)
 
 
 @pytest.mark.parametrize("variant", ["prune", "v1", "v2", "v3"])

@@ -16,6 +16,7 @@ import pytest
 from autotune_rewrite import templating
 from autotune_rewrite.resources import triton_version
 from autotune_rewrite.rewrite_pipeline import run_rewrites
+from rewrite_e2e import cache  # noqa: F401 (a fixture: the session's compile cache)
 
 HERE = Path(__file__).parent
 REPO = HERE.parent
@@ -30,11 +31,6 @@ REGEN = os.environ.get("AUTOTUNE_REWRITE_REGEN_GOLDEN") == "1"
 GOLDEN_TRITON = "3.6.0"
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("compile-cache")
-
-
 def _check(path: Path, actual: bytes) -> None:
     if REGEN:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,7 +42,7 @@ def _check(path: Path, actual: bytes) -> None:
 
 @pytest.mark.skipif(triton_version() != GOLDEN_TRITON and not REGEN, reason=f"golden numbers are Triton {GOLDEN_TRITON}'s")
 @pytest.mark.parametrize("fixture", sorted(FIXTURES))
-def test_golden(fixture, tmp_path, cache_dir):
+def test_golden(fixture, tmp_path, cache):
     src = FIXTURES[fixture]
     if not src.is_dir():
         pytest.skip(f"{src} not present")
@@ -59,7 +55,7 @@ def test_golden(fixture, tmp_path, cache_dir):
     if overlay.is_file() and not has_table:
         shutil.copy(overlay, root / "autotune-rewrite.toml")
     for variant in VARIANTS:
-        run = run_rewrites(root, variant, workers=1, cache_dir=cache_dir, display_path=".")
+        run = run_rewrites(root, variant, workers=1, cache_dir=cache, display_path=".")
         _check(GOLDEN / fixture / f"{variant}.diff", run.diff.encode("utf-8"))
         for kr in run.kernels:
             if kr.changes:
