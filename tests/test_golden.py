@@ -48,12 +48,6 @@ def test_golden(fixture, tmp_path, cache):
         pytest.skip(f"{src} not present")
     root = tmp_path / fixture
     shutil.copytree(src, root, ignore=shutil.ignore_patterns("__pycache__"))
-    overlay = HERE / "fixtures" / "rewrite" / f"{fixture}.autotune-rewrite.toml"
-    has_table = (root / "autotune-rewrite.toml").is_file() or (
-        (root / "pyproject.toml").is_file() and "[tool.autotune-rewrite]" in (root / "pyproject.toml").read_text()
-    )
-    if overlay.is_file() and not has_table:
-        shutil.copy(overlay, root / "autotune-rewrite.toml")
     for variant in VARIANTS:
         run = run_rewrites(root, variant, workers=1, cache_dir=cache, display_path=".")
         _check(GOLDEN / fixture / f"{variant}.diff", run.diff.encode("utf-8"))
