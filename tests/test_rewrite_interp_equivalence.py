@@ -1,7 +1,7 @@
 """Proof the example's rewrites keep its results: under TRITON_INTERPRET=1 on the CPU, the
 original and each variant's rewritten kernel + caller (the golden diffs, which test_golden
-ties to the pipeline's output) give the same outputs for batch sizes on both sides of every
-v3 bucket edge. The GPU version runs the same script on CUDA, autotuning included."""
+ties to the pipeline's output) give the same outputs for B = 1 and 9 (two v3 buckets; the GPU twin
+runs B = 1, 8, 32, 96). The GPU version runs the same script on CUDA, autotuning included."""
 
 from __future__ import annotations
 
@@ -49,13 +49,10 @@ def test_rewritten_example_matches_the_original_in_the_interpreter(tmp_path):
     copies = _copies(tmp_path)
     proc, rows = _run(copies + ["--interpret", "--batch", "1", "9"], {"TRITON_INTERPRET": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # v3's third bucket (B > 48) too; the interpreter is slow, so only there.
-    v3 = next(a for a in copies if a.startswith("v3="))
-    proc3, rows3 = _run([copies[0], v3, "--interpret", "--batch", "49"], {"TRITON_INTERPRET": "1"})
-    assert proc3.returncode == 0, proc3.stderr[-3000:]
-    rows += rows3
+    # B = 1 and 9 sit in v3's first two buckets; the GPU twin also covers B > 48 (the
+    # interpreter needs ~10 s per run there).
     seen = {(r["variant"], r["batch"]) for r in rows}
-    assert seen == {(v, b) for v in VARIANTS for b in (1, 9)} | {("v3", 49)}
+    assert seen == {(v, b) for v in VARIANTS for b in (1, 9)}
     # Every config of every variant ran (one row each), and the rewritten code computes
     # bit-identical results.
     assert len({(r["variant"], r["run"]) for r in rows if r["variant"] == "v1"}) == 1
