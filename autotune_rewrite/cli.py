@@ -117,6 +117,11 @@ def check(
     raise typer.Exit(int(result.exit_code))
 
 
+class DiffFormat(str, enum.Enum):
+    diff = "diff"
+    json = "json"
+
+
 class Variant(str, enum.Enum):
     prune = "prune"
     v1 = "v1"
@@ -135,6 +140,7 @@ def diff(
     buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48 (buckets 1 / 32 / 96)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
+    fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
     from autotune_rewrite.output import rewrite as rewrite_out
@@ -147,8 +153,11 @@ def diff(
                            workers=jobs, assume_dtype=assume_dtype)
     except UserError as err:
         raise _fail(err)
-    rewrite_out.print_diff(run)
-    rewrite_out.print_summary(run)
+    if fmt is DiffFormat.json:
+        rewrite_out.print_json(run)
+    else:
+        rewrite_out.print_diff(run)
+        rewrite_out.print_summary(run)
     raise typer.Exit(int(run.exit_code) if check_only else int(ExitCode.OK))
 
 

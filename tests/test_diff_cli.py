@@ -56,3 +56,17 @@ def test_batch_expr_names_the_batch_size(tmp_path, cache):
     root = make_repo(tmp_path, "proj_comprehension")
     proc = cli("diff", "--variant", "v3", "--batch-expr", "x.shape[0]", ".", cwd=root, cache=cache, check_rc=0)
     assert "bs_bucket=_bs_bucket(x.shape[0])" in proc.stdout
+
+
+def test_json_format_carries_decisions_evidence_and_the_diff(tmp_path, cache):
+    import json
+
+    root = make_repo(tmp_path, "proj_comprehension")
+    proc = cli("diff", "--variant", "v1", "--format", "json", "--check", ".", cwd=root, cache=cache, check_rc=1)
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == 1 and doc["variant"] == "v1" and doc["targets"] == ["sm_120"]
+    (k,) = doc["kernels"]
+    assert k["kernel"] == "proj/project.py::_proj_kernel"
+    assert [c["config"] for c in k["configs"]] == ["BLOCK_D=64 w8 s2"]
+    assert k["configs"][0]["evidence"][0]["smem"] == 10240
+    assert doc["diff"].startswith("diff --git a/proj/project.py b/proj/project.py\n")

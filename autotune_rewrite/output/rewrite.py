@@ -3,6 +3,8 @@ variant chose and why, with the compiled numbers) on stderr."""
 
 from __future__ import annotations
 
+import json
+
 from rich.markup import escape
 
 from autotune_rewrite import output
@@ -12,6 +14,52 @@ from autotune_rewrite.rewrite_pipeline import RewriteRun
 
 def print_diff(run: RewriteRun) -> None:
     output.write_raw(run.diff)
+
+
+SCHEMA_VERSION = 1
+
+
+def print_json(run: RewriteRun) -> None:
+    """``diff --format json``: the decisions, their evidence in short, and the diff itself."""
+    kernels = []
+    for kr in run.kernels:
+        d = kr.decision
+        kernels.append({
+            "kernel": run.prefix + d.site.ident,
+            "variant": d.variant,
+            "targets": list(d.targets),
+            "specs": list(d.specs),
+            "configs": [
+                {
+                    "config": p.config.label(),
+                    "kept": p.kept is not None,
+                    "evidence": [
+                        {"spec": e.spec, "arch": e.verdict.arch, "smem": e.verdict.outcome.shared_bytes,
+                         "registers": e.verdict.outcome.registers, "spills": e.verdict.outcome.spills,
+                         "occupancy": e.verdict.occupancy.occupancy if e.verdict.occupancy else None}
+                        for e in p.evidence
+                    ],
+                }
+                for p in d.configs
+            ],
+            "dropped": [{"config": c.label(), "why": why} for c, why in d.dropped],
+            "bs_bucket": d.add_bs_bucket,
+            "explanation": list(d.explanation),
+            "files": [run.prefix + c.path for c in kr.changes],
+            "rechecked": bool(kr.recheck),
+        })
+    doc = {
+        "schema": SCHEMA_VERSION,
+        "variant": run.variant,
+        "targets": list(run.targets),
+        "triton_version": run.triton_version,
+        "kernels": kernels,
+        "skipped": [{"kernel": run.prefix + k, "why": why} for k, why in run.skipped],
+        "notes": list(run.notes),
+        "changed_files": [run.prefix + c.path for c in run.changes],
+        "diff": run.diff,
+    }
+    output.write_raw(json.dumps(doc, indent=2) + "\n")
 
 
 def print_summary(run: RewriteRun) -> None:
