@@ -70,3 +70,15 @@ def test_json_format_carries_decisions_evidence_and_the_diff(tmp_path, cache):
     assert [c["config"] for c in k["configs"]] == ["BLOCK_D=64 w8 s2"]
     assert k["configs"][0]["evidence"][0]["smem"] == 10240
     assert doc["diff"].startswith("diff --git a/proj/project.py b/proj/project.py\n")
+
+
+def test_unresolved_configs_are_skipped_with_the_reason(tmp_path, cache):
+    root = make_repo(tmp_path, "proj_comprehension")
+    (root / "proj" / "dynamic.py").write_text(
+        "import json\nimport triton\nimport triton.language as tl\n\n\n"
+        "@triton.autotune(configs=[triton.Config(c) for c in json.load(open('tuned.json'))], key=['n'])\n"
+        "@triton.jit\ndef dyn_kernel(x, n, BLOCK: tl.constexpr):\n    pass\n"
+    )
+    proc = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache, check_rc=1)
+    assert "proj/dynamic.py::dyn_kernel: skipped:" in proc.stderr
+    assert "diff --git a/proj/project.py" in proc.stdout and "dynamic.py" not in proc.stdout
