@@ -64,7 +64,11 @@ def scan(
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob to skip (replaces the configured list)."),
     extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", help="Glob to skip, added to the configured list."),
 ) -> None:
-    """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites."""
+    """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites.
+
+    Never modifies anything. Exit 0 when the tree was scanned (files that do not parse or are
+    not UTF-8 are listed as errors); 2 when nothing could be scanned (missing path, bad settings).
+    """
     from autotune_rewrite.output import scan as scan_out
     from autotune_rewrite.scan import scan as run_scan
     from autotune_rewrite.settings import load_settings

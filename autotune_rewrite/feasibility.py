@@ -2,7 +2,7 @@
 
 Pure functions over frozen data:
 
-- ``build_jobs(site, spec, configs, targets, bundle)``: the ``CompileJob`` per (target, config),
+- ``build_jobs(site, spec, configs, archs)``: the ``CompileJob`` per (target, config),
   specialized as Triton's runtime would (``launch_spec.specialize``);
 - ``evaluate_configs(root, site, spec, configs, archs)``: verdicts for any configs, including
   candidates that are not in the source (the rewriter's w8 or s+1 variants);
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import launch_spec, smem_probe
@@ -84,9 +84,12 @@ def build_jobs(
     spec: LaunchSpec,
     configs: Sequence[ConfigValue],
     archs: Sequence[str | Target],
-    bundle: KernelBundle,
+    bundle: KernelBundle | None = None,
+    root: Path | str = ".",
 ) -> list[CompileJob]:
-    """One job per (target, config), target-major, specialized as the runtime would."""
+    """One job per (target, config), target-major, specialized as the runtime would.
+    ``bundle``: the isolated kernel (built from ``root`` when not given)."""
+    bundle = bundle or _bundle(Path(root), site)
     jobs = []
     for target in resolve_targets(archs):
         for config in configs:
@@ -254,6 +257,21 @@ def check_site(
     return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
+def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = None) -> tuple[LaunchSpec, ...]:
+    """The launch specs of ``site`` from the settings at ``root`` and the source (for callers
+    such as the rewriter that evaluate configs of one site). Raises ``UserError`` with the
+    ready-to-paste stanza when types or values are missing, ``KernelLoadError`` when the kernel
+    cannot be isolated."""
+    settings = load_settings(Path(root))
+    settings_file = _display(settings.source)
+    entries = launch_spec.spec_entries(settings.raw, settings_file)
+    bundle = _bundle(Path(root), site)
+    resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file)
+    if not resolution.ok:
+        raise launch_spec.missing_error([resolution])
+    return resolution.specs
+
+
 def _skip(site: AutotuneSite, error: str) -> KernelReport:
     return KernelReport(site=site, spec=None, error=error)
 
@@ -275,6 +293,9 @@ def _check_sites(root: Path, work, targets, run: _Run, model: bool = True,
             bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.bundle_cache)
         except KernelLoadError as exc:
             reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
+            continue
+        if not specs:
+            reports.append(_skip(site, "no launch spec: give its parameter types in the settings"))
             continue
         for spec in specs:
             plan = _plan(site, spec, bundle, site.configs, targets)
@@ -315,12 +336,14 @@ def check(
     path = Path(root)
     if not path.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
-    settings = load_settings(path)
+    # A single file is checked from its project root so its path (and the settings' keys) read
+    # as they do when the whole checkout is checked.
+    base = _project_root(path) if path.is_file() else path
+    settings = load_settings(base)
     settings_file = _display(settings.source)
     targets = resolve_targets(archs or settings.arch)
     entries = launch_spec.spec_entries(settings.raw, settings_file)
-    result = scan(path, jobs=workers, settings=settings)
-    base = Path(result.root)
+    result = scan(base, paths=[path.resolve()] if path.is_file() else None, jobs=workers, settings=settings)
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)
@@ -353,6 +376,19 @@ def check(
     )
 
 
+def _project_root(file: Path) -> Path:
+    """The nearest folder above ``file`` holding autotune-rewrite settings, else the nearest
+    holding a pyproject.toml or .git, else the file's own folder."""
+    folders = list(file.resolve().parents)
+    for d in folders:
+        if (d / "autotune-rewrite.toml").is_file() or load_settings(d).source:
+            return d
+    for d in folders:
+        if (d / "pyproject.toml").is_file() or (d / ".git").exists():
+            return d
+    return file.resolve().parent
+
+
 def _display(source: str | None) -> str:
     """The settings file as the user would name it (relative to the working folder if inside)."""
     if not source:
@@ -363,4 +399,5 @@ def _display(source: str | None) -> str:
         return source
 
 
-__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "verdict"]
+__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "specs_for",
+           "verdict"]

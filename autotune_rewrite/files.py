@@ -30,8 +30,17 @@ class FileSet:
     from_git: bool
 
 
+# A launch is ``kernel[grid](...)``: a file without ``](`` (or black-less ``] (``) launches
+# nothing, so the second pass re-reads only files that have one.
+LAUNCH_MARKERS = (b"](", b"] (")
+
+
 def is_site_candidate(data: bytes) -> bool:
     return SITE_MARKER in data
+
+
+def may_launch(data: bytes) -> bool:
+    return any(m in data for m in LAUNCH_MARKERS)
 
 
 def mentions_any(data: bytes, names: frozenset[bytes]) -> bool:
@@ -122,4 +131,5 @@ def discover(root: Path, exclude: tuple[str, ...] = (), explicit: tuple[Path, ..
     return FileSet(root=root, files=tuple(f for f in files if not is_excluded(f, exclude)), from_git=git is not None)
 
 
-__all__ = ["FileSet", "SITE_MARKER", "discover", "is_excluded", "is_site_candidate", "mentions_any", "module_name"]
+__all__ = ["FileSet", "LAUNCH_MARKERS", "SITE_MARKER", "discover", "is_excluded", "is_site_candidate", "may_launch",
+           "mentions_any", "module_name"]

@@ -234,7 +234,7 @@ class _Loader:
         self.out.defs.append(code)
 
     def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> None:
-        kept = [d for d in node.decorators if _is_jit(_qualnames(mod, d.decorator))]
+        kept = [_compile_relevant(d) for d in node.decorators if _is_jit(_qualnames(mod, d.decorator))]
         if not kept and jit_required:
             return  # a plain Python helper: not callable from a kernel, so not needed
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])
@@ -274,6 +274,23 @@ class _Loader:
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}")
+
+
+# @triton.jit arguments that only matter at launch or for printing; they usually name host-side
+# Python functions (a FLOP counter for the profiler) that the bundle does not carry.
+_LAUNCH_ONLY_ARGS = {"launch_metadata", "repr"}
+
+
+def _compile_relevant(decorator: cst.Decorator) -> cst.Decorator:
+    call = decorator.decorator
+    if not isinstance(call, cst.Call):
+        return decorator
+    args = [a for a in call.args if not (a.keyword and a.keyword.value in _LAUNCH_ONLY_ARGS)]
+    if len(args) == len(call.args):
+        return decorator
+    if args:  # the last argument must not keep a dangling comma from a dropped one
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return decorator.with_changes(decorator=call.with_changes(args=args))
 
 
 class _Reads(cst.CSTVisitor):

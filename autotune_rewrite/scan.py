@@ -1,8 +1,9 @@
 """The scan pipeline: files -> parse in a process pool -> per-file facts -> link -> ScanResult.
 
 Two passes over the files, both in the pool and both behind a byte prefilter:
-1. files that say ``autotune``: sites, kernels, launches, imports;
-2. the other files that mention one of the found kernels' names: launches and re-exports.
+1. every file is read once; those that say ``autotune`` are analysed (sites, kernels,
+   launches, imports); those with a subscript call (``](``) are set aside;
+2. the set-aside files that mention one of the found kernels' names: launches and imports.
 A file is parsed only when it passes a prefilter, and LibCST's metadata runs on a trimmed copy
 (see ``locate.parsed``). ``scan`` is pure: no printing, nothing written.
 """
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.files import discover, module_name
-from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_file
+from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, module_name
+from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, read_source
 from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
@@ -33,13 +34,24 @@ def default_jobs() -> int:
 
 
 def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
-           tree_names: frozenset[str]) -> list[FileFacts]:
-    out = []
+           tree_names: frozenset[str]) -> tuple[list[FileFacts], list[str]]:
+    """One worker task: read, prefilter, analyse. Also returns the files the second pass must
+    look at again (they may launch a kernel)."""
+    out: list[FileFacts] = []
+    later: list[str] = []
     for p in paths:
-        facts = analyze_file(root, p, module_name(p), p.endswith("__init__.py"), mode, names, tree_names)
-        if facts is not None:
-            out.append(facts)
-    return out
+        data = read_source(root, p)
+        if isinstance(data, FileFacts):
+            out.append(data)
+            continue
+        if mode == MODE_SITES and not is_site_candidate(data):
+            if may_launch(data):
+                later.append(p)
+            continue
+        if mode == MODE_LAUNCHES and not mentions_any(data, names):
+            continue
+        out.append(analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names))
+    return out, later
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
@@ -52,21 +64,23 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
 def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: str, jobs: int,
          progress: Progress | None, done: int, total: int,
          names: frozenset[bytes] = frozenset(),
-         tree_names: frozenset[str] = frozenset()) -> tuple[list[FileFacts], int]:
+         tree_names: frozenset[str] = frozenset()) -> tuple[list[FileFacts], list[str], int]:
     chunks = _chunks(paths, jobs)
-    results: Iterable[list[FileFacts]]
+    results: Iterable[tuple[list[FileFacts], list[str]]]
     n = len(chunks)
     if pool is None:
         results = (_chunk(root, c, mode, names, tree_names) for c in chunks)
     else:
         results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n)
     out: list[FileFacts] = []
-    for chunk, res in zip(chunks, results):
-        out.extend(res)
+    later: list[str] = []
+    for chunk, (facts, maybe) in zip(chunks, results):
+        out.extend(facts)
+        later.extend(maybe)
         done += len(chunk)
         if progress is not None:
             progress(done, total)
-    return out, done
+    return out, sorted(later), done
 
 
 def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = None,
@@ -89,13 +103,13 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     total = len(files)
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
     try:
-        first, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total, tree_names=_tree_names(files))
+        first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
+                                  tree_names=_tree_names(files))
         facts = {f.path: f for f in first}
         names = launch_names(facts)
-        # Pass 2 (launch-only files) is prefiltered by the workers too, so the re-read of the
-        # other files runs in parallel.
-        rest = [p for p in files if p not in facts] if names else []
-        second, _ = _run(pool, base, rest, MODE_LAUNCHES, jobs, None, done, total, names)
+        # Pass 2: only files with a subscript call are read again, and only those that name a
+        # found kernel are parsed (files that merely re-export are read on demand by linking).
+        second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names)
     finally:
         if pool is not None:
             pool.shutdown()

@@ -23,6 +23,9 @@ from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.targets import Target
 
 
+MAX_PROBES = 6  # per kernel x spec x target
+
+
 def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -68,7 +71,10 @@ def probes(
     spec_names = {k for k, _ in spec.constexprs}
     meta = set(launch_spec.meta_params(site))
     out = []
-    for params in smem_model.probe_points(points, vary):
+    # Two values per parameter plus the pairwise moves determine a model with products such as
+    # num_stages*BLOCK_T; a third value per parameter mostly buys compiles of large tiles that
+    # leave the linear regime (and cost the most). MAX_PROBES bounds the extra compile time.
+    for params in smem_model.probe_points(points, vary, min_values=2)[:MAX_PROBES]:
         kwargs = {k: params[k] for k in base_config.kwargs if k in params} | {
             k: params[k] for k in meta if k in params}
         config = replace(base_config, kwargs=kwargs, num_stages=params["num_stages"], span=None)

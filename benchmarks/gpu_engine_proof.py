@@ -51,6 +51,10 @@ CONFIGS = [
     (32, 32, 32, 4, 2), (64, 64, 32, 4, 2), (64, 64, 32, 4, 3), (64, 64, 64, 4, 4),
     (128, 64, 32, 4, 3), (128, 64, 64, 8, 3), (128, 128, 64, 8, 3), (128, 128, 64, 4, 4),
     (128, 128, 64, 2, 2), (256, 128, 64, 8, 3), (64, 64, 128, 4, 5),
+    # exactly 49,152 B (48 KB, the launcher does not opt in) and shared-memory-limited: blocks/SM
+    # would be 0 if the function carried 1 KB of static shared memory (cuobjdump prints
+    # SHARED:1024 for sm_90 cubins); the occupancy model says it carries none
+    (64, 64, 64, 8, 3), (64, 64, 64, 4, 3),
     # over the sm_90 opt-in limit (about 240 KB > 232,448 B): Triton must refuse it at launch
     (256, 128, 64, 8, 5),
 ]

@@ -194,3 +194,11 @@ def test_no_cache_neither_reads_nor_writes_the_cache(repo, tmp_path):
     data = json.loads(proc.stdout)
     assert data["cached"] == 0 and data["compiled"] > 0
     assert not fresh.exists()
+
+
+def test_a_single_file_is_checked_from_its_project_root(repo, cache):
+    proc = run(repo / "kernels", cache, "transpose.py", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert (kernel["path"], kernel["spec"]) == ("kernels/transpose.py", "fp32")  # the pyproject's key
+    _untouched(repo)

@@ -75,3 +75,8 @@ def test_unresolved_configs_are_skipped_with_the_reason(repo, cache):
     site = find_site(scan(repo, jobs=1), "scale_kernel")
     (report,) = feasibility.check_site(repo, site, [], ["sm_120"], workers=1, cache_dir=cache)
     assert report.verdicts == () and report.error.startswith("configs not statically known: ")
+
+
+def test_specs_for_reads_the_settings_of_the_root(repo, site):
+    (spec,) = feasibility.specs_for(repo, site)
+    assert spec.name == "fp32" and dict(spec.types)["x_ptr"] == "*fp32"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,6 +120,10 @@ def test_matches_cuda_occupancy_header(header_harness, arch):
     smem = [0, 1, 4096, 12_345, 49_152, 49_153, 65_536, 99_999, 101_376, 101_377, 166_912,
             166_913, 200_000, 232_448, 232_449]
     cases = [(w, r, s) for w in warps for r in regs for s in smem]
+    # plus a reproducible spread of arbitrary values. Registers stop at 255, the ISA limit ptxas
+    # never exceeds: the header's per-thread check uses 256 (the two differ only at 256).
+    rng = random.Random(arch.capability)
+    cases += [(rng.randint(1, 40), rng.randint(0, 255), rng.randint(0, 240_000)) for _ in range(3000)]
     lines = [
         f"{arch.major} {arch.minor} {arch.max_threads_per_block} {arch.max_warps_per_sm * 32} "
         f"{arch.regs_per_block} {arch.regs_per_sm} {arch.smem_per_block} {arch.smem_per_sm} "

@@ -115,3 +115,17 @@ def test_bundle_cache_is_reused_until_any_source_file_changes(repo: Path, tmp_pa
     second = load_bundle(repo, "pkg/ops/fused.py", "fused_kernel", cache)
     assert "SCALE_SHIFT = 4" in second.source and second != first
     assert [p.name for p in (cache / "bundles").iterdir()] == [entry.name]
+
+
+def test_launch_only_jit_arguments_are_dropped(repo: Path):
+    (repo / "pkg" / "ops" / "profiled.py").write_text(
+        "import triton\nimport triton.language as tl\n\n"
+        "def _flops(grid, kernel, args):  # host-side profiler hook\n"
+        "    return {'flops': 2 * args['n']}\n\n"
+        "@triton.jit(launch_metadata=_flops, do_not_specialize=['n'])\n"
+        "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0, mask=tl.arange(0, BLOCK) < n)\n"
+    )
+    bundle = load_bundle(repo, "pkg/ops/profiled.py", "k")
+    assert "@triton.jit(do_not_specialize=['n'])\ndef k(" in bundle.source and "_flops" not in bundle.source
+    assert load_kernel(bundle).do_not_specialize == ["n"]

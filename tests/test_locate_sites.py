@@ -80,6 +80,7 @@ def test_spans_of_module_variable_and_helper_configs(result):
     assert s.configs[2].num_ctas == 1 and s.configs[2].maxnreg == 128
     imported = by_kernel(result, "k_imported_var").configs[0]
     assert imported.path == "pkg/helpers.py"
+    assert by_kernel(result, "k_imported_var").key == ("n", "m")  # key from another module
     assert text_at((REPO / "pkg/helpers.py").read_text(), imported.span).startswith("triton.Config(")
     assert all(c.span is None for c in by_kernel(result, "k_comprehension").configs)  # generated
 

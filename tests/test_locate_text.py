@@ -82,3 +82,38 @@ def test_crlf_and_tabs(tmp_path, newline):
     assert text_at(text, site.kernel_span).startswith("def k(") and site.kernel_span.end_line == 18
     assert [(l.line, l.span.start_col) for l in site.launches] == [(21, 1)]
     assert cst.parse_module(source.encode()).bytes == source.encode()
+
+
+@pytest.mark.parametrize("name", ["pkg/shapes.py", "pkg/caller.py", "pkg/aliases.py"])
+def test_names_are_what_qualified_name_provider_reports(name):
+    from libcst.metadata import QualifiedNameProvider
+
+    from autotune_rewrite.locate.names import absolute_names
+    from autotune_rewrite.locate.parsed import ParsedModule
+
+    source = (FIXTURES / "repo" / name).read_text()
+    pm = ParsedModule.parse(name, source, "pkg." + name[4:-3], False)
+    provider = MetadataWrapper(pm.tree, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    checked = 0
+
+    class Check(cst.CSTVisitor):
+        def on_visit(self, node):
+            nonlocal checked
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+                value = provider.get(node, set())
+                value = value() if callable(value) else value
+                assert pm.names(node) == absolute_names(value, pm.module_name, False), pm.code(node)
+                checked += 1
+            return True
+
+    pm.tree.visit(Check())
+    assert checked > 40
+
+
+def test_syntax_python_ast_rejects_falls_back_to_the_whole_module(tmp_path):
+    # ``type X = ...`` parses in LibCST; Python < 3.12's ast rejects it, so no trimming happens.
+    source = KERNEL.replace("import triton.language as tl\n", "import triton.language as tl\n\ntype Alias = int\n")
+    (tmp_path / "mod.py").write_text(source)
+    (site,) = scan(tmp_path, jobs=1).sites
+    assert site.line == 10 and text_at(source, site.configs[0].span) == "triton.Config({'BLOCK': 16}, num_warps=4)"
+    assert text_at(source, site.kernel_span).startswith("def k(") and site.kernel_span.end_line == 20

@@ -49,7 +49,7 @@ def test_json_schema_and_nothing_modified(tmp_path):
     proc = run_cli(repo, "--format", "json", "-j", "2")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) >= {"sites", "errors", "files_scanned"}
+    assert set(data) >= {"sites", "errors", "files_scanned"} and data["schema_version"] == 1
     assert data["files_scanned"] == 11 and data["errors"] == []
     for site in data["sites"]:
         assert {"path", "line", "kernel", "form", "configs", "unresolved_reason", "key", "launches"} <= set(site)

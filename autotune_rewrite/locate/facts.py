@@ -105,14 +105,20 @@ def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, m
                   f"or --exclude the file"))
 
 
+def read_source(root: str, path: str) -> bytes | FileFacts:
+    try:
+        return Path(root, path).read_bytes()
+    except OSError as exc:
+        return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
+
+
 def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,
                  names: frozenset[bytes] = frozenset(), tree_names: frozenset[str] = frozenset()) -> FileFacts | None:
     """Read, prefilter and analyse one file. None: the prefilter says there is nothing to find
     (sites: the file never says ``autotune``; launches: it names none of ``names``)."""
-    try:
-        data = Path(root, path).read_bytes()
-    except OSError as exc:
-        return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
+    data = read_source(root, path)
+    if isinstance(data, FileFacts):
+        return data
     if mode == MODE_SITES and not is_site_candidate(data):
         return None
     if mode == MODE_LAUNCHES and not mentions_any(data, names):

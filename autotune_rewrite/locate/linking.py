@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import libcst as cst
+
 from autotune_rewrite.files import module_name
 from autotune_rewrite.locate.configs import Evaluator, Unresolved
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
@@ -20,8 +22,6 @@ from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.locate.sites import SiteDraft, find_sites
 from autotune_rewrite.model import AutotuneSite, LaunchSite
-
-import libcst as cst
 
 
 class Project:

@@ -9,7 +9,7 @@ from typing import Callable
 import libcst as cst
 
 from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
-from autotune_rewrite.locate.kernels import KernelInfo, decorator_name, jit_options, kernel_info, params_of
+from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
 
@@ -75,7 +75,14 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         except Unresolved as exc:
             reason = f"configs: {exc}"
     ev = Evaluator(resolve=resolve)
-    key = _names_or_none(ev, pm, args.get("key"))
+    key = None
+    if args.get("key") is not None:
+        try:
+            key = to_names(evaluate(ev, pm, args["key"]))
+        except Pending as exc:  # e.g. ``key=KEYS`` imported from another module: linking retries
+            pending = pending or exc.fq
+        except Unresolved:
+            pass
     prune = args.get("prune_configs_by")
     site = AutotuneSite(
         path=pm.path, line=pm.span(call).start_line, span=pm.span(call), form=form, kernel=kernel_name,

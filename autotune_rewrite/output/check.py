@@ -305,14 +305,15 @@ def check_github(result: CheckResult) -> str:
             line = v.config.span.start_line if v.config.span else site.line
             where = f"file={_gh_escape(_gh_file(result, path), True)},line={line}"
             versions = _versions(result, next(t for t in result.targets if t.arch.name == v.arch))
+            spec = f", spec {report.spec.name}" if report.spec is not None else ""
             if not v.launchable:
                 title = f"{site.kernel}: config cannot launch on {v.arch}"
-                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions})"
+                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
                 lines.append(f"::error {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
             elif v.outcome.spills:
                 title = f"{site.kernel}: register spills on {v.arch}"
                 msg = (f"{v.config.label()}: spills {v.outcome.spills} registers "
-                       f"({v.outcome.registers} registers/thread; {versions})")
+                       f"({v.outcome.registers} registers/thread; {versions}{spec})")
                 lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
     lines.append(summary(result))
     return "\n".join(lines) + "\n"

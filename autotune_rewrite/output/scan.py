@@ -1,5 +1,18 @@
 """Rendering of ``scan``: JSON on stdout (stable schema), a rich table on stderr, and a
-progress bar on stderr only when it is a terminal."""
+progress bar on stderr only when it is a terminal.
+
+JSON (``--format json``), one object::
+
+    {"schema_version": 1, "root": PATH, "files_scanned": N,
+     "sites": [{"path", "line", "kernel", "form": "decorator"|"call",
+                "configs": [{"kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg",
+                             "has_pre_hook", "span", "path", "label"}] | null,
+                "unresolved_reason", "key", "launches": [{"path", "line", ...LaunchSite}],
+                "ident", ...every other AutotuneSite field}],
+     "errors": [{"path", "message"}]}
+
+Paths are relative to PATH (POSIX); spans are LibCST's (lines 1-based, columns 0-based).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +27,8 @@ from rich.table import Table
 from autotune_rewrite import output
 from autotune_rewrite.model import AutotuneSite, ScanResult, to_jsonable
 
+SCHEMA_VERSION = 1  # bumped only when a key changes meaning or disappears
+
 
 def site_json(site: AutotuneSite) -> dict:
     """One site: the documented keys first, then every field of ``AutotuneSite``."""
@@ -27,6 +42,7 @@ def site_json(site: AutotuneSite) -> dict:
 
 def scan_json(result: ScanResult) -> str:
     payload = {
+        "schema_version": SCHEMA_VERSION,
         "root": result.root,
         "files_scanned": result.files_scanned,
         "sites": [site_json(s) for s in result.sites],
@@ -49,7 +65,8 @@ def print_table(result: ScanResult) -> None:
             configs = f"[yellow]unresolved[/]: {output.escape(s.unresolved_reason or '')}"
         else:
             configs = "\n".join(output.escape(c.label()) for c in s.configs)
-        key = ", ".join(s.key) if s.key is not None else "?"
+            configs += f"\n[dim]{output.escape(s.configs_origin or '')}[/]"
+        key = (", ".join(s.key) or "(empty)") if s.key is not None else "?"
         launches = "\n".join(f"{l.path}:{l.line}" for l in s.launches) or "-"
         table.add_row(f"{s.path}:{s.line}\n[bold]{output.escape(s.kernel)}[/]", s.form, output.escape(key), configs, launches)
     console.print(table)
