@@ -14,7 +14,6 @@ working tree, so the checkout stays byte-identical), or under ``--out-dir``.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
