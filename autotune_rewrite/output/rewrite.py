@@ -72,10 +72,11 @@ def print_summary(run: RewriteRun) -> None:
         for line in d.explanation:
             err.print(f"  - {escape(line)}", markup=True)
         for r in kr.recheck:
+            spec = f" ({r.spec.name})" if r.spec is not None and len(kr.recheck) > 1 else ""
             for v in r.verdicts:
                 o = v.outcome
                 err.print(
-                    f"  - re-checked {escape(v.config.label())} on {v.arch}: {o.shared_bytes:,} B SMEM, "
+                    f"  - re-checked {escape(v.config.label())} on {v.arch}{escape(spec)}: {o.shared_bytes:,} B SMEM, "
                     f"{o.registers} regs, {o.spills} spills, launches",
                     markup=True,
                 )
