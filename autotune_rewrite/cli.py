@@ -147,14 +147,16 @@ def diff(
     fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
+    from autotune_rewrite.output import check as check_out
     from autotune_rewrite.output import rewrite as rewrite_out
     from autotune_rewrite.rewrite.bucket import parse_buckets
     from autotune_rewrite.rewrite_pipeline import run_rewrites
 
     try:
         edges = parse_buckets(buckets) if buckets is not None else None
-        run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
-                           workers=jobs, assume_dtype=assume_dtype)
+        with check_out.progress_bar() as progress:  # stderr, only on a terminal
+            run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
+                               workers=jobs, assume_dtype=assume_dtype, progress=progress)
     except UserError as err:
         raise _fail(err)
     if fmt is DiffFormat.json:

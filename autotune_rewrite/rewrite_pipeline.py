@@ -120,6 +120,7 @@ def run_rewrites(
     use_cache: bool = True,
     display_path: str | None = None,
     assume_dtype: str | None = None,
+    progress=None,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -135,7 +136,7 @@ def run_rewrites(
     configured = (raw.get("variants") or {}).get("buckets") if isinstance(raw.get("variants"), dict) else None
     edges = bucket.parse_buckets(buckets if buckets is not None else (configured or bucket.DEFAULT_BUCKETS))
     result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
-                               cache_dir=cache_dir, use_cache=use_cache)
+                               cache_dir=cache_dir, use_cache=use_cache, progress=progress)
     root = Path(result.root)
     targets = result.targets
     by_site: dict[str, list[KernelReport]] = {}
