@@ -121,5 +121,85 @@ def check(
     raise typer.Exit(int(result.exit_code))
 
 
+class DiffFormat(str, enum.Enum):
+    diff = "diff"
+    json = "json"
+
+
+class Variant(str, enum.Enum):
+    prune = "prune"
+    v1 = "v1"
+    v2 = "v2"
+    v3 = "v3"
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def diff(
+    path: Path = typer.Argument(..., help="A checkout, folder or file holding @triton.autotune kernels."),
+    variant: Variant = typer.Option(..., "--variant", help="prune: drop configs that cannot launch; v1: one config, the launchable tile at the highest occupancy reachable by raising num_warps; v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target (repeatable); default from settings, else sm_120."),
+    check_only: bool = typer.Option(False, "--check", help="Print the diff and exit 1 when the variant would change something, 0 when not."),
+    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", help="v3: the batch size at the launch sites (a Python expression), when it cannot be inferred."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48 (buckets 1 / 32 / 96)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
+    fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
+) -> None:
+    """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
+    from autotune_rewrite.output import check as check_out
+    from autotune_rewrite.output import rewrite as rewrite_out
+    from autotune_rewrite.rewrite.bucket import parse_buckets
+    from autotune_rewrite.rewrite_pipeline import run_rewrites
+
+    try:
+        edges = parse_buckets(buckets) if buckets is not None else None
+        with check_out.progress_bar() as progress:  # stderr, only on a terminal
+            run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
+                               workers=jobs, assume_dtype=assume_dtype, progress=progress)
+    except UserError as err:
+        raise _fail(err)
+    if fmt is DiffFormat.json:
+        rewrite_out.print_json(run)
+    else:
+        rewrite_out.print_diff(run)
+        rewrite_out.print_summary(run)
+    raise typer.Exit(int(run.exit_code) if check_only else int(ExitCode.OK))
+
+
+@app.command(epilog=EXIT_CODES_HELP)
+def apply(
+    path: Path = typer.Argument(..., help="A folder or file inside a git checkout."),
+    variant: Optional[Variant] = typer.Option(None, "--variant", help="The variant to build (see `diff --help`)."),
+    all_variants: bool = typer.Option(False, "--all-variants", help="One branch per variant (prune, v1, v2, v3)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
+    base: str = typer.Option("HEAD", "--base", help="Commit the branches start from."),
+    force: bool = typer.Option(False, "--force", help="Replace branches of the same name."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write PR bodies (default: <git dir>/autotune-rewrite/pr)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target (repeatable); default from settings, else sm_120."),
+    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", help="v3: the batch size at the launch sites."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype."),
+) -> None:
+    """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
+    from --base, without touching your working tree, index or HEAD. Prints each branch and its PR body file."""
+    from autotune_rewrite.branches import apply_variants
+    from autotune_rewrite.output import rewrite as rewrite_out
+    from autotune_rewrite.rewrite.bucket import parse_buckets
+
+    try:
+        if all_variants == (variant is not None):
+            raise UserError("pass either --variant NAME or --all-variants")
+        names = [v.value for v in Variant] if all_variants else [variant.value]
+        edges = parse_buckets(buckets) if buckets is not None else None
+        result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
+                                batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype)
+    except UserError as err:
+        raise _fail(err)
+    rewrite_out.print_apply(result)
+    raise typer.Exit(int(ExitCode.OK))
+
+
 def main() -> None:
     app()

@@ -1,0 +1,251 @@
+"""The ``diff`` pipeline: check -> decide (compiling candidates) -> rewrite -> re-check.
+
+``run_rewrites`` is pure with respect to the user's files: it reads them, and writes only into
+a private temporary copy where the rewritten kernels are scanned and compiled again (the
+rewrite must parse, carry exactly the decided configs, and launch with each of them). The
+``apply`` command (``branches``) runs the same pipeline inside a temporary worktree.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+from autotune_rewrite import feasibility
+from autotune_rewrite.diffs import combined_diff
+from autotune_rewrite.errors import ExitCode, UserError
+from autotune_rewrite.evidence import KernelReport
+from autotune_rewrite.kernel_loader import KernelLoadError
+from autotune_rewrite.model import AutotuneSite
+from autotune_rewrite.rewrite import FileChange, bucket, rewrite, rewrite_all
+from autotune_rewrite.variants import VARIANTS, Decision, config_key, decide
+
+MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
+
+
+@dataclass(frozen=True)
+class KernelRewrite:
+    """One kernel under one variant: the decision, its evidence and its edits."""
+
+    site: AutotuneSite
+    decision: Decision
+    reports: tuple[KernelReport, ...]  # the source's configs, one report per launch spec
+    candidates: tuple[KernelReport, ...]  # configs compiled for the decision (not in the source)
+    changes: tuple[FileChange, ...]  # this kernel alone (paths relative to the scan root)
+    notes: tuple[str, ...] = ()
+    recheck: tuple[KernelReport, ...] = ()  # the rewritten kernel compiled with its new configs
+
+
+@dataclass(frozen=True)
+class RewriteRun:
+    root: str  # the scanned folder
+    prefix: str  # root relative to the git top level ("" outside git): diff paths start with it
+    variant: str
+    targets: tuple[str, ...]
+    kernels: tuple[KernelRewrite, ...]
+    skipped: tuple[tuple[str, str], ...]  # (kernel ident, why)
+    changes: tuple[FileChange, ...]  # every kernel together, paths relative to ``root``
+    notes: tuple[str, ...]
+    triton_version: str
+    command: str  # how to reproduce
+    buckets: tuple[int, ...] = bucket.DEFAULT_BUCKETS  # v3's bucket edges, as used
+
+    @property
+    def diff(self) -> str:
+        return combined_diff(replace(c, path=self.prefix + c.path) for c in self.changes)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """``diff --check``: 1 when the variant would change something."""
+        return ExitCode.FOUND if self.changes else ExitCode.OK
+
+
+def git_prefix(root: Path) -> str:
+    """``root`` relative to its git top level, with a trailing slash ('' at the top or outside git)."""
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-prefix"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def reproduce_command(variant: str, path: str, kernel: str | None, archs: Sequence[str], batch_expr: str | None,
+                      buckets: Sequence[int] | None) -> str:
+    parts = ["autotune-rewrite", "diff", "--variant", variant]
+    if kernel:
+        parts += ["--kernel", kernel]
+    for a in archs:
+        parts += ["--arch", a]
+    if batch_expr:
+        parts += ["--batch-expr", batch_expr]
+    if buckets:
+        parts += ["--buckets", ",".join(str(b) for b in buckets)]
+    return shlex.join(parts + [path])
+
+
+def _read(root: Path):
+    def read(path: str) -> str:
+        with open(root / path, encoding="utf-8", newline="") as fh:  # keep CRLF as written
+            return fh.read()
+
+    return read
+
+
+def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache):
+    candidates: list[KernelReport] = []
+    for _ in range(MAX_ROUNDS):
+        decision = decide(variant, site, reports, candidates)
+        if not decision.needs:
+            return decision, tuple(candidates)
+        for report in reports:
+            verdicts = feasibility.evaluate_configs(
+                root, site, report.spec, decision.needs, targets, workers=workers, cache_dir=cache_dir, use_cache=use_cache
+            )
+            candidates.append(KernelReport(site=site, spec=report.spec, verdicts=tuple(verdicts)))
+    raise RuntimeError(f"{site.ident}: {variant} still needs candidates after {MAX_ROUNDS} rounds")
+
+
+def run_rewrites(
+    path: Path | str,
+    variant: str,
+    kernel: str | None = None,
+    archs: Sequence[str] | None = None,
+    batch_expr: str | None = None,
+    buckets: Sequence[int] | None = None,
+    workers: int | None = None,
+    recheck: bool = True,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    display_path: str | None = None,
+    assume_dtype: str | None = None,
+    progress=None,
+) -> RewriteRun:
+    """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
+
+    Raises UserError (exit 2, nothing written) for bad input: unknown kernel or variant, no
+    launchable config, a launch site that cannot be edited, an ambiguous batch size.
+    """
+    if variant not in VARIANTS:
+        raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    from autotune_rewrite.settings import load_settings
+
+    path = Path(path)
+    raw = dict(getattr(load_settings(path), "raw", {}) or {}) if path.exists() else {}
+    configured = (raw.get("variants") or {}).get("buckets") if isinstance(raw.get("variants"), dict) else None
+    edges = bucket.parse_buckets(buckets if buckets is not None else (configured or bucket.DEFAULT_BUCKETS))
+    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
+                               cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+    root = Path(result.root)
+    targets = result.targets
+    by_site: dict[str, list[KernelReport]] = {}
+    sites: dict[str, AutotuneSite] = {}
+    for r in result.reports:
+        by_site.setdefault(r.site.ident, []).append(r)
+        sites[r.site.ident] = r.site
+
+    decided: list[tuple[AutotuneSite, Decision, tuple[KernelReport, ...], tuple[KernelReport, ...]]] = []
+    skipped: list[tuple[str, str]] = []
+    for ident, reports in by_site.items():
+        errors = [r.error for r in reports if r.error]
+        if errors:
+            skipped.append((ident, errors[0]))
+            continue
+        site = sites[ident]
+        decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
+        if decision.skipped:
+            skipped.append((ident, decision.skipped))
+            continue
+        decided.append((site, decision, tuple(reports), cands))
+
+    read = _read(root)
+    changes, notes = rewrite_all([d for _, d, _, _ in decided], read, batch_expr=batch_expr, buckets=edges)
+    kernels = []
+    for site, decision, reports, cands in decided:
+        if len(decided) == 1:  # the combined edits are this kernel's
+            own_changes, own_notes = changes, notes
+        else:
+            own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
+            own_changes, own_notes = own.changes, own.notes
+        kernels.append(KernelRewrite(site, decision, reports, cands, own_changes, own_notes))
+    if recheck and changes:
+        kernels = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache)
+    shown = display_path if display_path is not None else str(path)
+    return RewriteRun(
+        root=str(root),
+        prefix=git_prefix(root),
+        variant=variant,
+        targets=tuple(t.arch.name for t in targets),
+        kernels=tuple(kernels),
+        skipped=tuple(skipped),
+        changes=changes,
+        notes=notes,
+        triton_version=result.triton_version,
+        command=reproduce_command(variant, shown, kernel, archs or (), batch_expr, buckets),
+        buckets=edges,
+    )
+
+
+# --------------------------------------------------------------------------- re-check
+_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".autotune-rewrite-cache")
+
+
+def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache) -> list[KernelRewrite]:
+    """Write the rewritten files into a private copy of ``root``, scan it again and compile
+    every rewritten kernel with its new configs: each must parse, carry exactly the decided
+    configs, and launch."""
+    from autotune_rewrite.scan import scan
+    from autotune_rewrite.settings import load_settings
+
+    tmp = Path(tempfile.mkdtemp(prefix="autotune-rewrite-recheck-"))
+    try:
+        copy = tmp / "root"
+        shutil.copytree(root, copy, ignore=_IGNORE, symlinks=True)
+        for c in changes:
+            with open(copy / c.path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(c.after)
+        rescanned = scan(copy, jobs=1, settings=load_settings(copy))
+        out = []
+        for kr in kernels:
+            if not kr.changes:
+                out.append(kr)
+                continue
+            out.append(replace(kr, recheck=_recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache)))
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache) -> tuple[KernelReport, ...]:
+    d = kr.decision
+    ident = d.site.ident
+    new = next((s for s in sites if s.ident == ident), None)
+    if new is None or new.configs is None:
+        raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
+    want = [config_key(p.config) for p in d.configs]
+    got = [config_key(c) for c in new.configs]
+    if got != want:
+        raise RuntimeError(f"{ident}: rewritten configs {got} differ from the decided {want} (rewrite bug)")
+    specs = []
+    for r in kr.reports:
+        spec = r.spec
+        if d.add_bs_bucket and bucket.PARAM not in dict(spec.types):
+            spec = replace(spec, types=spec.types + ((bucket.PARAM, "i32"),))
+        specs.append(spec)
+    reports = []
+    for spec in specs:
+        try:
+            verdicts = feasibility.evaluate_configs(
+                copy, new, spec, new.configs, targets, workers=workers, cache_dir=cache_dir, use_cache=use_cache
+            )
+        except KernelLoadError as exc:
+            raise UserError(f"{ident}: the rewritten kernel could not be compiled again: {exc}") from None
+        for v in verdicts:
+            if not v.launchable:
+                raise UserError(f"{ident}: rewritten config {v.config.label()} does not launch on {v.arch}: {v.reason}")
+        reports.append(KernelReport(site=new, spec=spec, verdicts=tuple(verdicts)))
+    return tuple(reports)
+
+
+__all__ = ["KernelRewrite", "RewriteRun", "git_prefix", "reproduce_command", "run_rewrites"]

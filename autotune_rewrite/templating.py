@@ -1,0 +1,151 @@
+"""Commit messages and PR bodies, rendered from the Jinja2 templates in ``templates/``.
+
+The templates ship inside the package as ``autotune_rewrite/templates`` (pyproject
+force-includes the top-level folder); in a source checkout they are read from the repository's
+top-level ``templates/``. ``context`` turns one kernel's rewrite into plain values, so the
+templates only lay them out.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.variants import Decision
+
+TOOL = "autotune-rewrite"
+
+
+def templates_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "templates", here.parent / "templates"):
+        if (candidate / "commit_message.j2").is_file():
+            return candidate
+    raise RuntimeError(f"templates not found next to {here} (broken install?)")
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def _row(v: ConfigVerdict, spec: str) -> dict:
+    o, occ = v.outcome, v.occupancy
+    return {
+        "config": v.config.label(),
+        "spec": spec,
+        "arch": v.arch,
+        "smem": f"{o.shared_bytes:,}" if o.shared_bytes is not None else "-",
+        "regs": "-" if o.registers is None else str(o.registers),
+        "spills": "-" if o.spills is None else str(o.spills),
+        "occupancy": f"{occ.occupancy:.1%} ({occ.warps_per_sm} warps/SM)" if occ and occ.blocks_per_sm else "-",
+        "verdict": "launches" if v.launchable else f"cannot launch: {v.reason}",
+    }
+
+
+def _warmup(decision: Decision, buckets: tuple[int, ...]) -> str:
+    n = len(decision.configs)
+    key = list(decision.site.key or ())
+    if n == 1:
+        return "none: with a single config the autotuner never benchmarks, whatever the key"
+    if decision.add_bs_bucket:
+        key = key + ["bs_bucket"]
+        return (
+            f"{n} configs benchmarked once per distinct key ({', '.join(key)}); bs_bucket takes "
+            f"{len(buckets) + 1} values, so at most {len(buckets) + 1} x (distinct values of the rest) x {n} benchmark runs"
+        )
+    return f"{n} configs benchmarked once per distinct key ({', '.join(key) or 'no key arguments'}): distinct keys x {n} runs"
+
+
+def _capture(decision: Decision) -> str:
+    if len(decision.configs) == 1:
+        return (
+            "safe at any time: a single config is never benchmarked (Triton's autotuner skips keying, "
+            "pruning and benchmarking when `len(configs) == 1`), so nothing runs inside a CUDA graph capture"
+        )
+    return (
+        "capture after warm-up: with several configs the autotuner benchmarks on the first launch of each "
+        "new key, and benchmarking inside a CUDA graph capture fails (cudaErrorStreamCaptureInvalidated); "
+        "run every captured shape eagerly once before capturing"
+    )
+
+
+def context(kr, run) -> dict:
+    """Plain values for the templates from one ``KernelRewrite`` of a ``RewriteRun``."""
+    command, triton_version, buckets, prefix = run.command, run.triton_version, run.buckets, run.prefix
+    d: Decision = kr.decision
+    reports: tuple[KernelReport, ...] = kr.reports
+    before = [_row(v, r.spec.name if r.spec else "default") for r in reports for v in r.verdicts]
+    after = [_row(e.verdict, e.spec) for p in d.configs for e in p.evidence]
+    rechecked = [_row(v, r.spec.name if r.spec else "default") for r in kr.recheck for v in r.verdicts]
+    models = []
+    for r in reports:
+        for arch, model in r.smem_models or ((d.targets[0], r.smem_model),):
+            if model is not None:
+                models.append({"spec": r.spec.name if r.spec else "default", "arch": arch, "text": model.text,
+                               "points": model.points, "residual": f"{model.max_residual:,}"})
+    trailer = {
+        "variant": d.variant,
+        "kernel": f"{prefix}{d.site.ident}",
+        "arch": list(d.targets),
+        "configs": [p.config.label() for p in d.configs],
+        "dropped": [c.label() for c, _ in d.dropped],
+        "bs_bucket": list(buckets) if d.add_bs_bucket else None,
+        "triton": triton_version,
+        "tool": TOOL,
+    }
+    bucket_rule = ""
+    if d.add_bs_bucket:
+        from autotune_rewrite.rewrite.bucket import HELPER, bucket_values
+
+        values = bucket_values(buckets)
+        ranges = [f"B <= {buckets[0]} -> {values[0]}"]
+        ranges += [f"{lo} < B <= {hi} -> {v}" for lo, hi, v in zip(buckets, buckets[1:], values[1:])]
+        ranges.append(f"B > {buckets[-1]} -> {values[-1]}")
+        bucket_rule = (
+            f"every launch passes `bs_bucket={HELPER}(B)` ({'; '.join(ranges)}); `bs_bucket` is in "
+            "`do_not_specialize`, so its values never cause a recompile"
+        )
+    return {
+        "bucket_rule": bucket_rule,
+        "subject": d.subject,
+        "kernel": d.site.kernel,
+        "ident": f"{prefix}{d.site.ident}",
+        "variant": d.variant,
+        "targets": ", ".join(d.targets),
+        "explanation": list(d.explanation),
+        "notes": list(kr.notes),
+        "files": [f"{prefix}{c.path}" for c in kr.changes],
+        "before": before,
+        "after": after,
+        "rechecked": rechecked,
+        "models": models,
+        "capture": _capture(d),
+        "warmup": _warmup(d, buckets),
+        "command": command,
+        "triton_version": triton_version,
+        "trailer": json.dumps(trailer, sort_keys=True),
+    }
+
+
+def render(name: str, ctx: dict) -> str:
+    return _env().get_template(name).render(**ctx)
+
+
+def commit_message(ctx: dict) -> str:
+    return render("commit_message.j2", ctx)
+
+
+def pr_body(ctx: dict) -> str:
+    return render("pr_body.md.j2", ctx)

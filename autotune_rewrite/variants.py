@@ -1,0 +1,308 @@
+"""Decide each variant's new config list from the compiler's verdicts (pure; nothing is edited).
+
+A config counts as launchable only when it launches for every (launch spec, target) the check
+stage compiled it for; a variant never emits a config without such evidence. Configs that are
+not in the source yet (more warps, one more stage) are *candidates*: ``decide`` lists the ones
+it still needs in ``Decision.needs``, the pipeline compiles them (``feasibility.evaluate_configs``)
+and calls ``decide`` again with their verdicts, until nothing more is needed.
+
+The variants (DOMAIN.md section 1, generalised):
+
+* ``prune``: drop every config that cannot launch; nothing else.
+* ``v1``: one config: the launchable tile with the highest occupancy reachable by raising
+  num_warps (powers of two up to ``MAX_WARPS``), with no more spills than the tile has at its
+  lowest launchable warp count. Ties: fewer spills, fewer stages, the tile written first, fewer
+  warps. One config = the autotuner never benchmarks = CUDA-graph capture safe.
+* ``v2``: the launchable configs, plus v1's choice and its num_stages+1 sibling when that
+  launches without more spills.
+* ``v3``: v1's tile at its lowest launchable warp count and at v1's warp count, plus a
+  ``bs_bucket`` key (the rewriter adds the parameter and the caller change).
+
+Every rule compares only numbers the compiler produced, so applying a variant to its own output
+chooses the same configs again (idempotence); the candidate search is bounded by ``MAX_WARPS``
+for that reason too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.model import AutotuneSite, ConfigValue
+
+VARIANTS = ("prune", "v1", "v2", "v3")
+MAX_WARPS = 16  # 512 threads: past this ptxas caps a thread at 128 registers or fewer
+
+
+def config_key(c: ConfigValue) -> tuple:
+    """What makes two configs the same config (where they are written does not)."""
+    return (
+        tuple(sorted((str(k), repr(v)) for k, v in c.kwargs.items())),
+        c.effective_num_warps,
+        c.effective_num_stages,
+        c.effective_num_ctas,
+        c.maxnreg,
+        c.has_pre_hook,
+    )
+
+
+def tile_key(c: ConfigValue) -> tuple:
+    """A config without its warp count: what raising num_warps keeps."""
+    k = config_key(c)
+    return (k[0],) + k[2:]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One compiled fact about a config: (launch spec, target) -> verdict."""
+
+    spec: str
+    verdict: ConfigVerdict
+
+
+@dataclass(frozen=True)
+class PlannedConfig:
+    config: ConfigValue
+    kept: int | None  # index in site.configs: the element stays exactly as written
+    template: int | None  # index in site.configs this new config is derived from (same tile)
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def min_occupancy(self) -> float:
+        return min(e.verdict.occupancy.occupancy for e in self.evidence if e.verdict.occupancy)
+
+    @property
+    def max_spills(self) -> int:
+        return max((e.verdict.outcome.spills or 0) for e in self.evidence)
+
+
+@dataclass(frozen=True)
+class Decision:
+    variant: str
+    site: AutotuneSite
+    targets: tuple[str, ...]  # ("sm_120",) or every arch compiled for
+    specs: tuple[str, ...]
+    configs: tuple[PlannedConfig, ...] = ()  # the new list, in order
+    dropped: tuple[tuple[ConfigValue, str], ...] = ()  # (config, why)
+    add_bs_bucket: bool = False
+    explanation: tuple[str, ...] = ()
+    needs: tuple[ConfigValue, ...] = ()  # candidates to compile before deciding
+    skipped: str | None = None  # the variant does not apply to this kernel (why)
+
+    @property
+    def changes_configs(self) -> bool:
+        originals = self.site.configs or ()
+        return [c.kept for c in self.configs] != list(range(len(originals)))
+
+    @property
+    def subject(self) -> str:
+        """A Dependabot-style commit subject."""
+        k, arch = self.site.kernel, "/".join(self.targets)
+        if self.variant == "prune":
+            n = len(self.dropped)
+            return f"Drop {n} config{'s' if n != 1 else ''} that cannot launch from {k} on {arch}"
+        if self.variant == "v1":
+            c = self.configs[0].config
+            return f"Force num_warps={c.effective_num_warps} for {k} on {arch}"
+        if self.variant == "v2":
+            return f"Add higher-warp and num_stages+1 configs to {k} on {arch}"
+        return f"Key {k} autotuning on batch-size bucket on {arch}"
+
+
+class _Facts:
+    """Verdicts grouped by config, over every (spec, target) pair the reports cover."""
+
+    def __init__(self, reports: Sequence[KernelReport], candidates: Sequence[KernelReport]):
+        self.pairs: list[tuple[str, str]] = []
+        self.by_config: dict[tuple, list[Evidence]] = {}
+        for is_source, group in ((True, reports), (False, candidates)):
+            for r in group:
+                spec = r.spec.name if r.spec else "default"
+                for v in r.verdicts:
+                    if is_source and (spec, v.arch) not in self.pairs:
+                        self.pairs.append((spec, v.arch))
+                    self.by_config.setdefault(config_key(v.config), []).append(Evidence(spec, v))
+
+    def evidence(self, c: ConfigValue) -> tuple[Evidence, ...] | None:
+        """One verdict per (spec, target), or None when some pair was not compiled yet."""
+        got = {(e.spec, e.verdict.arch): e for e in self.by_config.get(config_key(c), [])}
+        if not all(p in got for p in self.pairs):
+            return None
+        return tuple(got[p] for p in self.pairs)
+
+    def launchable(self, c: ConfigValue) -> bool:
+        ev = self.evidence(c)
+        return ev is not None and all(e.verdict.launchable for e in ev)
+
+
+def _why_not(ev: tuple[Evidence, ...]) -> str:
+    bad = [e for e in ev if not e.verdict.launchable]
+    return "; ".join(f"{e.verdict.arch} ({e.spec}): {e.verdict.reason}" for e in bad)
+
+
+def _occ_text(p: PlannedConfig) -> str:
+    parts = []
+    for e in p.evidence:
+        o, out = e.verdict.occupancy, e.verdict.outcome
+        parts.append(
+            f"{e.verdict.arch}/{e.spec}: {o.occupancy:.1%} occupancy ({o.warps_per_sm} warps/SM, "
+            f"limited by {o.limiter}), {out.registers} regs, {out.spills} spills, {out.shared_bytes:,} B SMEM"
+        )
+    return "; ".join(parts)
+
+
+def _raised(c: ConfigValue, warps: int) -> ConfigValue:
+    return replace(c, num_warps=warps, span=None, path=None)
+
+
+def _plus_stage(c: ConfigValue) -> ConfigValue:
+    return replace(c, num_stages=c.effective_num_stages + 1, num_warps=c.effective_num_warps, span=None, path=None)
+
+
+def _rank(p: PlannedConfig, tile_order: int) -> tuple:
+    c = p.config
+    return (-p.min_occupancy, p.max_spills, c.effective_num_stages, tile_order, c.effective_num_warps)
+
+
+def decide(
+    variant: str,
+    site: AutotuneSite,
+    reports: Sequence[KernelReport],
+    candidates: Sequence[KernelReport] = (),
+) -> Decision:
+    """Choose ``variant``'s config list for ``site`` from the check stage's reports.
+
+    ``reports``: one KernelReport per launch spec (verdicts for the configs in the source, per
+    target). ``candidates``: reports holding verdicts for configs ``decide`` asked for before.
+    Raises UserError when no config can launch (with the check stage's largest-fitting tile).
+    """
+    if variant not in VARIANTS:
+        raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    if site.configs is None:
+        raise UserError(f"{site.ident}: configs are not statically known ({site.unresolved_reason}); nothing to rewrite")
+    usable = [r for r in reports if r.error is None and r.verdicts]
+    if not usable:
+        why = next((r.error for r in reports if r.error), "no verdicts")
+        raise UserError(f"{site.ident}: cannot decide without compiled verdicts ({why})")
+    facts = _Facts(usable, candidates)
+    targets = tuple(dict.fromkeys(a for _, a in facts.pairs))
+    specs = tuple(dict.fromkeys(s for s, _ in facts.pairs))
+    base = dict(variant=variant, site=site, targets=targets, specs=specs)
+
+    kept: list[PlannedConfig] = []
+    dropped: list[tuple[ConfigValue, str]] = []
+    for i, c in enumerate(site.configs):
+        ev = facts.evidence(c)
+        if ev is None:
+            raise UserError(f"{site.ident}: config {c.label()} was not compiled for every target/spec; re-run check")
+        if all(e.verdict.launchable for e in ev):
+            kept.append(PlannedConfig(c, i, None, ev))
+        else:
+            dropped.append((c, f"cannot launch: {_why_not(ev)}"))
+    if not kept:
+        raise UserError(_nothing_launches(site, usable))
+
+    lines = [f"drop {c.label()}: {why}" for c, why in dropped]
+    if variant == "prune":
+        lines.append(f"keep {len(kept)} launchable config(s): " + ", ".join(p.config.label() for p in kept))
+        return Decision(**base, configs=tuple(kept), dropped=tuple(dropped), explanation=tuple(lines))
+
+    choice, needs, notes = _best_raised(site, kept, facts)
+    if needs:
+        return Decision(**base, needs=tuple(needs))
+    lines += notes
+
+    if variant == "v1":
+        lines.append(
+            f"keep one config, {choice.config.label()}: the highest occupancy reachable by raising "
+            f"num_warps without new spills ({_occ_text(choice)}); a single config is never benchmarked, "
+            "so warm-up costs nothing and CUDA-graph capture is safe"
+        )
+        dropped += [(p.config, "v1 keeps a single config") for p in kept if config_key(p.config) != config_key(choice.config)]
+        return Decision(**base, configs=(choice,), dropped=tuple(dropped), explanation=tuple(lines))
+
+    if variant == "v2":
+        out = list(kept)
+        have = {config_key(p.config) for p in out}
+        if config_key(choice.config) not in have:
+            out.append(choice)
+            lines.append(f"add {choice.config.label()}: {_occ_text(choice)}")
+        plus = _plus_stage(choice.config)
+        ev = facts.evidence(plus)
+        if ev is None:
+            return Decision(**base, needs=(plus,))
+        if config_key(plus) in have:
+            pass
+        elif not all(e.verdict.launchable for e in ev):
+            lines.append(f"skip {plus.label()}: {_why_not(ev)}")
+        else:
+            p = PlannedConfig(plus, None, choice.kept if choice.kept is not None else choice.template, ev)
+            if p.max_spills > choice.max_spills:
+                lines.append(f"skip {plus.label()}: {p.max_spills} spills (vs {choice.max_spills} at num_stages={choice.config.effective_num_stages})")
+            else:
+                out.append(p)
+                lines.append(f"add {plus.label()}: {_occ_text(p)}")
+        lines.append(f"{len(out)} configs: the autotuner benchmarks them at warm-up (capture CUDA graphs after warm-up)")
+        return Decision(**base, configs=tuple(out), dropped=tuple(dropped), explanation=tuple(lines))
+
+    # v3
+    tile = tile_key(choice.config)
+    lower = min((p for p in kept if tile_key(p.config) == tile), key=lambda p: p.config.effective_num_warps)
+    if config_key(lower.config) == config_key(choice.config):
+        return Decision(
+            **base,
+            skipped=f"v3 needs the tile {choice.config.label()} at two warp counts, but raising num_warps "
+            "gives no launchable config without new spills; use v1",
+        )
+    pair = sorted([lower, choice], key=lambda p: (p.kept is None, p.kept if p.kept is not None else 0))
+    dropped += [(p.config, "v3 keeps the chosen tile at two warp counts") for p in kept if config_key(p.config) not in {config_key(lower.config), config_key(choice.config)}]
+    lines.append(
+        f"keep {lower.config.label()} and {choice.config.label()} and key on a batch-size bucket, so the "
+        "autotuner picks the warp count per bucket (warm-up: distinct keys x 2 configs)"
+    )
+    return Decision(**base, configs=tuple(pair), dropped=tuple(dropped), add_bs_bucket=True, explanation=tuple(lines))
+
+
+def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):
+    """v1's choice: (PlannedConfig, candidates still needed, explanation lines)."""
+    tiles: dict[tuple, list[PlannedConfig]] = {}
+    for p in kept:
+        tiles.setdefault(tile_key(p.config), []).append(p)
+    originals = {config_key(c): i for i, c in enumerate(site.configs or ())}
+    needs: list[ConfigValue] = []
+    options: list[tuple[tuple, PlannedConfig]] = []
+    notes: list[str] = []
+    for order, (tile, members) in enumerate(tiles.items()):
+        low = min(members, key=lambda p: p.config.effective_num_warps)
+        options.append((_rank(low, order), low))
+        w = low.config.effective_num_warps * 2
+        while w <= MAX_WARPS:
+            cand = _raised(low.config, w)
+            ev = facts.evidence(cand)
+            if ev is None:
+                needs.append(cand)
+            elif all(e.verdict.launchable for e in ev):
+                kept_at = originals.get(config_key(cand))
+                p = PlannedConfig(cand, kept_at, None if kept_at is not None else low.kept, ev)
+                if p.max_spills > low.max_spills:
+                    notes.append(f"not {cand.label()}: {p.max_spills} spills (vs {low.max_spills} at {low.config.effective_num_warps} warps)")
+                else:
+                    options.append((_rank(p, order), p))
+            else:
+                notes.append(f"not {cand.label()}: {_why_not(ev)}")
+            w *= 2
+    if needs:
+        return None, needs, []
+    best = min(options, key=lambda o: o[0])[1]
+    return best, [], notes
+
+
+def _nothing_launches(site: AutotuneSite, reports: Sequence[KernelReport]) -> str:
+    archs = ", ".join(sorted({v.arch for r in reports for v in r.verdicts}))
+    msg = f"{site.ident}: no config can launch on {archs}"
+    fits = [f"{arch}: {text}" for r in reports for arch, text in r.largest_fit]
+    if fits:
+        return msg + "; by the fitted SMEM model (an estimate) the largest tile that fits is " + "; ".join(fits) + ": add such a config and re-run"
+    return msg + "; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run"

@@ -1,0 +1,70 @@
+"""Helpers for the end-to-end tests: run the real CLI in a subprocess against temporary git repos."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rewrite"
+
+
+def cli(*args, cwd, cache: Path, check_rc=None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["AUTOTUNE_REWRITE_CACHE_DIR"] = str(cache)
+    env["NO_COLOR"] = "1"
+    raw = subprocess.run([sys.executable, "-m", "autotune_rewrite", *map(str, args)], cwd=cwd, env=env, capture_output=True)
+    # Decode without universal newlines: a CRLF file's diff must keep its \r\n.
+    proc = subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8"), raw.stderr.decode("utf-8"))
+    if check_rc is not None:
+        assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def git(cwd, *args, text=True) -> str:
+    out = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=text)
+    return out.stdout
+
+
+def make_repo(tmp: Path, fixture: str) -> Path:
+    root = tmp / fixture
+    shutil.copytree(FIXTURES / fixture, root, ignore=shutil.ignore_patterns("__pycache__"))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test User")
+    git(root, "config", "user.email", "test@example.com")
+    git(root, "config", "core.autocrlf", "false")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "fixture")
+    return root
+
+
+def state(root: Path) -> dict:
+    """Everything the user owns: working tree bytes, index, HEAD, refs, worktrees, status."""
+    files = {}
+    for p in sorted(root.rglob("*")):
+        if ".git" in p.relative_to(root).parts or not p.is_file():
+            continue
+        files[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()
+    gd = root / ".git"
+    return {
+        "files": files,
+        "index": hashlib.sha256((gd / "index").read_bytes()).hexdigest(),
+        "HEAD": (gd / "HEAD").read_text(),
+        "refs": git(root, "for-each-ref", "--format=%(refname) %(objectname)"),
+        "worktrees": git(root, "worktree", "list", "--porcelain"),
+        "status": git(root, "status", "--porcelain", "--untracked-files=all"),
+    }
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory):
+    """One compile cache for every rewrite end-to-end test of the session (each fixture's
+    kernels are compiled once, whichever test comes first)."""
+    return tmp_path_factory.mktemp("rewrite-compile-cache")
