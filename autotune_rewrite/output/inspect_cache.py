@@ -1,0 +1,143 @@
+"""Rendering of ``inspect-cache``: a rich table on stderr, JSON on stdout.
+
+JSON (``--format json``), one object::
+
+    {"schema_version": 1, "root", "targets": ["sm_120", ...], "reader_triton_version",
+     "kernels": [{"folder", "name", "capability", "triton_version", "num_warps", "num_stages",
+                  "num_ctas", "shared_bytes", "tmem_columns", "registers", "spills",
+                  "resource_error", "meta_params" | null,
+                  "params": [{"name", "type", "divisibility"}],
+                  "targets": [{"target", "launchable", "blocks_per_sm", "warps_per_sm",
+                               "occupancy", "limiter", "reason", "registers_from"}]}],
+     "tunings": [{"folder", "name", "configs": [{"kwargs", "num_warps", "num_stages",
+                                                 "time_ms" | null, "pruned"}]}],
+     "errors": [{"path", "message"}]}
+
+A timing of ``inf`` (the autotuner's mark for a config that could not run) is written as
+``null`` with ``"pruned": true``, since JSON has no infinity.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+
+from autotune_rewrite import output
+from autotune_rewrite.cache_inspection import InspectedKernel, InspectResult
+
+SCHEMA_VERSION = 1
+
+
+def _kernel_json(k: InspectedKernel) -> dict:
+    e = k.entry
+    return {
+        "folder": e.folder,
+        "name": e.name,
+        "capability": e.capability,
+        "triton_version": e.triton_version,
+        "num_warps": e.num_warps,
+        "num_stages": e.num_stages,
+        "num_ctas": e.num_ctas,
+        "maxnreg": e.maxnreg,
+        "shared_bytes": e.shared_bytes,
+        "tmem_columns": e.tmem_bytes,
+        "registers": k.registers,
+        "spills": k.spills,
+        "resource_error": k.resource_error,
+        "meta_params": k.meta_params,
+        "params": [{"name": p.name, "type": p.type, "divisibility": p.divisibility} for p in e.params],
+        "targets": [
+            {
+                "target": v.target,
+                "launchable": v.launchable,
+                "blocks_per_sm": v.occupancy.blocks_per_sm,
+                "warps_per_sm": v.occupancy.warps_per_sm,
+                "occupancy": round(v.occupancy.occupancy, 4),
+                "limiter": v.occupancy.limiter,
+                "reason": v.occupancy.reason,
+                "registers_from": v.registers_from,
+            }
+            for v in k.verdicts
+        ],
+    }
+
+
+def inspect_json(result: InspectResult) -> str:
+    payload = {
+        "schema_version": SCHEMA_VERSION,
+        "root": result.root,
+        "targets": list(result.targets),
+        "reader_triton_version": result.reader_triton_version,
+        "kernels": [_kernel_json(k) for k in result.kernels],
+        "tunings": [
+            {
+                "folder": t.folder,
+                "name": t.name,
+                "configs": [
+                    {"kwargs": c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages,
+                     "time_ms": None if c.pruned else c.time_ms, "pruned": c.pruned}
+                    for c in t.timings
+                ],
+            }
+            for t in result.tunings
+        ],
+        "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+    }
+    return json.dumps(payload, indent=2) + "\n"
+
+
+def print_json(result: InspectResult) -> None:
+    output.write_raw(inspect_json(result))
+
+
+def _meta(k: InspectedKernel) -> str:
+    if k.meta_params is None:
+        return "[dim](folded)[/]"
+    return output.escape(" ".join(f"{n}={v}" for n, v in k.meta_params.items()))
+
+
+def print_table(result: InspectResult) -> None:
+    console = output.stderr()
+    table = Table(title=f"Triton cache {result.root}")
+    for col in ("kernel", "built for", "meta", "warps", "stages", "SMEM (B)", "regs", "spills"):
+        table.add_column(col, justify="right" if col in ("warps", "stages", "SMEM (B)", "regs", "spills") else "left")
+    for t in result.targets:
+        table.add_column(f"on {t}")
+    for k in result.kernels:
+        e = k.entry
+        cells = []
+        for v in k.verdicts:
+            occ = v.occupancy
+            if v.launchable:
+                cell = f"[green]yes[/] {occ.blocks_per_sm} blk/SM {occ.occupancy:.1%}"
+            else:
+                cell = f"[red]no[/]: {output.escape(occ.reason or occ.limiter)}"
+            if v.registers_from:
+                cell += f" [dim](regs of {v.registers_from})[/]"
+            cells.append(cell)
+        if not k.verdicts:
+            cells = [f"[yellow]?[/] {output.escape(k.resource_error or '')}"] * len(result.targets)
+        table.add_row(
+            f"[bold]{output.escape(e.name)}[/]\n[dim]{e.folder[:12]}[/]",
+            f"sm_{e.capability} / Triton {e.triton_version}",
+            _meta(k),
+            str(e.num_warps),
+            str(e.num_stages),
+            f"{e.shared_bytes:,}",
+            "-" if k.registers is None else str(k.registers),
+            "-" if k.spills is None else str(k.spills),
+            *cells,
+        )
+    console.print(table)
+    for t in result.tunings:
+        timings = ", ".join(
+            f"{' '.join(f'{n}={v}' for n, v in c.kwargs.items())} w{c.num_warps} s{c.num_stages}: "
+            + ("inf (could not run: pruned)" if c.pruned else f"{c.time_ms:.4f} ms")
+            for c in t.timings
+        )
+        console.print(f"autotuner record {output.escape(t.name)}: {output.escape(timings)}")
+    for e in result.errors:
+        output.warning(f"{e.path}: {e.message}")
+    console.print(f"registers/spills read with the cuobjdump of Triton {result.reader_triton_version}; "
+                  "SMEM and warps from each entry's own metadata")
