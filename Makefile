@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 TOOL   := $(VENV)/bin/autotune-rewrite
 EXAMPLE := examples/sm120_mla_decode
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test clean
 
 setup: $(VENV)/.installed
 
@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 demo: setup
-	$(TOOL) scan $(EXAMPLE)
+	TOOL=$(TOOL) EXAMPLE=$(EXAMPLE) bash scripts/demo.sh
 
 test: setup
 	$(PY) -m pytest -q
