@@ -9,14 +9,12 @@ hit must stay cheap.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from autotune_rewrite.atomic_write import write_atomic
 from autotune_rewrite.evidence import KernelBundle
 
 _LOADER = Path(__file__).with_name("kernel_loader.py")
@@ -59,18 +57,7 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
         except ValueError:
             deps[str(f)] = _digest(Path(f))
     data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin}
-    entry = _entry(root, path, kernel, cache_dir)
-    tmp: str | None = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, entry)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomic(_entry(root, path, kernel, cache_dir), json.dumps(data).encode("utf-8"))
 
 
 __all__ = ["KernelLoadError", "lookup", "store"]

@@ -11,14 +11,13 @@ Nothing here imports triton: a fully warm run stays cheap.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autotune_rewrite.atomic_write import write_atomic
 from autotune_rewrite import resources
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
@@ -136,14 +135,4 @@ class CompileCache:
         path = self._path(key)
         data = {"schema": SCHEMA, "origin": outcome.job.bundle.origin}
         data.update({f: getattr(outcome, f) for f in _FIELDS})
-        tmp: str | None = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(tmp, path)
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        write_atomic(path, json.dumps(data).encode("utf-8"))

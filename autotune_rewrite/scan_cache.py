@@ -12,14 +12,12 @@ folder (the same trust as the compile cache beside them).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from autotune_rewrite.atomic_write import write_atomic
 from autotune_rewrite.files import discover
 from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
@@ -80,17 +78,11 @@ def cached_scan(
 
 
 def _store(entry: Path, result: ScanResult) -> None:
-    tmp: str | None = None
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".pickle")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, entry)
-    except (OSError, pickle.PicklingError):
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except pickle.PicklingError:
+        return
+    write_atomic(entry, data)
 
 
 __all__ = ["cached_scan"]

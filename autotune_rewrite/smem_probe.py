@@ -14,15 +14,13 @@ them doubles compile cost and changes the kernel's meaning rather than its tilin
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from autotune_rewrite.atomic_write import write_atomic
 from autotune_rewrite import launch_spec, smem_model
 from autotune_rewrite.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
 from autotune_rewrite.model import AutotuneSite, ConfigValue
@@ -134,17 +132,7 @@ def _cached_fit(points, cache_dir: Path | None) -> SmemModel | None:
     data = None if model is None else {"coefficients": [list(tc) for tc in model.coefficients],
                                        "max_residual": model.max_residual, "points": model.points,
                                        "text": model.text}
-    tmp = None
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, entry)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    write_atomic(entry, json.dumps(data).encode("utf-8"))
     return model
 
 

@@ -6,8 +6,10 @@ Diffs and machine-readable reports go to stdout; tables, progress and warnings t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from typing import Callable, Iterator, Optional
 
 from rich.console import Console
 from rich.measure import Measurement
@@ -69,3 +71,22 @@ def print_unwrapped(console: Console, renderable) -> None:
     needed = Measurement.get(console, console.options.update(max_width=1000), renderable).maximum
     console.width = max(console.width, needed)
     console.print(renderable)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A ``(done, total)`` callback drawing a transient bar on stderr, or None when stderr is not
+    a terminal (pipes and CI logs get no escape codes)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), console=stderr(),
+                  transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

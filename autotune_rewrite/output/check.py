@@ -26,14 +26,10 @@ no configs.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from autotune_rewrite import output
@@ -342,17 +338,6 @@ def print_github(result: CheckResult) -> None:
 
 
 # --------------------------------------------------------------------------- progress
-@contextlib.contextmanager
-def progress_bar() -> Iterator:
+def progress_bar():
     """A callback ``(done, total)`` for the compiles; a bar only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    with Progress(TextColumn("compiling"), BarColumn(), MofNCompleteColumn(), console=output.stderr(),
-                  transient=True) as bar:
-        task = bar.add_task("compile", total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+    return output.progress_bar("compiling")

@@ -16,12 +16,8 @@ Paths are relative to PATH (POSIX); spans are LibCST's (lines 1-based, columns 0
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
-from typing import Iterator
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from autotune_rewrite import output
@@ -75,17 +71,6 @@ def print_table(result: ScanResult) -> None:
     console.print(f"{len(result.sites)} site(s) in {result.files_scanned} file(s) scanned, {len(result.errors)} error(s)")
 
 
-@contextlib.contextmanager
-def progress_bar() -> Iterator:
+def progress_bar():
     """A callback ``(done, total)`` for ``scan``; a bar only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), console=output.stderr(),
-                  transient=True) as bar:
-        task = bar.add_task("scan", total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
+    return output.progress_bar("scanning")
