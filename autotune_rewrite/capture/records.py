@@ -157,25 +157,26 @@ def _live(record: Mapping[str, Any], meta: set[str]) -> LiveCompile:
 
 
 def _names(groups: Sequence[tuple]) -> list[str]:
-    """Spec names: "captured" for one; else what tells them apart (constexprs, then types, values)."""
-    if len(groups) == 1:
-        return ["captured"]
+    """Spec names that depend on the spec itself, so a later capture of the same launch shape
+    replaces it and a different one is added: "captured" plus the non-meta constexprs; specs of
+    one run that share those get what tells them apart (types, then == 1 / divisibility)."""
+    base = ["captured" + (" " + ",".join(f"{k}={v}" for k, v in g[1]) if g[1] else "") for g in groups]
     names = []
-    for i, (types, consts, _vals, divisible, _notes) in enumerate(groups):
+    for i, (types, _consts, vals, divisible, _notes) in enumerate(groups):
+        same = [g for g, b in zip(groups, base) if b == base[i]]
         parts = []
-        for index, own in ((1, consts), (0, types)):
-            for k, v in own:
-                others = [dict(g[index]).get(k) for g in groups]
-                if len(set(map(repr, others))) > 1:
-                    parts.append(f"{k}={v}")
-            if parts:
-                break
-        if not parts:
-            differing = sorted({n for g in groups for n in g[3]} - set(divisible))
-            parts = [f"{n}%16!=0" for n in differing] if differing else [f"#{i + 1}"]
-        names.append("captured " + ",".join(parts))
-    if len(set(names)) < len(names):
-        names = [f"{n} #{i + 1}" for i, n in enumerate(names)]
+        if len(same) > 1:
+            parts = [f"{k}={v}" for k, v in types if len({repr(dict(g[0]).get(k)) for g in same}) > 1]
+            ones_of = [{n for n, v in g[2] if v == 1} for g in same]
+            own_ones = {n for n, v in vals if v == 1}
+            parts += [f"{n}{'==' if n in own_ones else '!='}1"
+                      for n in sorted(set.union(*ones_of) - set.intersection(*ones_of))]
+            div_of = [set(g[3]) for g in same]
+            parts += [f"{n}%16{'==' if n in divisible else '!='}0"
+                      for n in sorted(set.union(*div_of) - set.intersection(*div_of))]
+        names.append(base[i] + (" " + ",".join(parts) if parts else ""))
+    counts = {n: names.count(n) for n in names}
+    names = [f"{n} #{i + 1}" if counts[n] > 1 else n for i, n in enumerate(names)]
     return names
 
 
@@ -210,7 +211,9 @@ def fold(records: Iterable[Mapping[str, Any]], root: Path) -> CaptureResult:
                     and r.get("autotuned"):
                 facts = _spec_facts(r, meta)
                 identity = (facts[0], facts[1], facts[3], tuple(n for n, v in facts[2] if v == 1))
-                groups.setdefault(identity, [facts, []])[1].append(_live(r, meta))
+                live = groups.setdefault(identity, [facts, []])[1]
+                if _live(r, meta) not in live:  # a config compiled again (another process) is one compile
+                    live.append(_live(r, meta))
         ordered = list(groups.values())
         names = _names([facts for facts, _ in ordered])
         specs = tuple(

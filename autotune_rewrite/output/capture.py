@@ -25,7 +25,7 @@ def print_summary(run: CaptureRun) -> None:
     err.print(escape(head), markup=True)
     for kc in res.kernels:
         keys = "; ".join(", ".join(f"{k}={v}" for k, v in kv) or "-" for kv in kc.key_values)
-        err.print(f"  [bold]{escape(kc.ident)}[/]  key [{escape(', '.join(kc.keys))}] seen: {escape(keys)}", markup=True)
+        err.print(f"  [bold]{escape(kc.ident)}[/]" + escape(f"  key [{', '.join(kc.keys)}] seen: {keys}"), markup=True)
         for spec in kc.specs:
             consts = ", ".join(f"{k}={v}" for k, v in spec.constexprs) or "-"
             err.print(f"    spec {escape(repr(spec.name))}: constexprs {escape(consts)}; {len(spec.compiles)} compile(s)",
