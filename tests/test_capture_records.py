@@ -18,7 +18,7 @@ from autotune_rewrite.capture import hooks, records, run as capture_run, stanza
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.scan import scan
 from autotune_rewrite.settings import load_settings
-from tests.capture_helpers import FIXTURES, launch, load_fixture
+from capture_helpers import FIXTURES, launch, load_fixture
 
 torch = pytest.importorskip("torch")
 
