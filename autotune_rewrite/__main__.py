@@ -1,3 +1,5 @@
 from autotune_rewrite.cli import main
 
-main()
+# Guarded: process-pool workers started with "spawn" (macOS) import __main__ again.
+if __name__ == "__main__":
+    main()

@@ -226,5 +226,27 @@ def capture(
     raise typer.Exit(run.exit_code)
 
 
+@app.command("inspect-cache", epilog=EXIT_CODES_HELP)
+def inspect_cache(
+    cache_dir: Path = typer.Argument(..., help="A Triton cache folder (TRITON_CACHE_DIR, default ~/.triton/cache), e.g. copied from a production box."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Would each kernel launch here? Repeatable; default sm_120."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout)."),
+) -> None:
+    """Read a Triton cache: per compiled kernel its warps, stages, SMEM, registers and spills (cuobjdump
+    on its cubin), typed parameters, the autotuner's recorded timings, and whether it launches on
+    each target. Exit 1 when some kernel cannot launch on some target."""
+    from autotune_rewrite.cache_inspection import inspect_cache as run_inspect
+    from autotune_rewrite.output import inspect_cache as inspect_out
+    from autotune_rewrite.targets import DEFAULT_TARGET, resolve_target
+
+    try:
+        targets = [resolve_target(a) for a in (arch or [DEFAULT_TARGET])]
+        result = run_inspect(cache_dir, targets)
+    except UserError as err:
+        raise _fail(err)
+    (inspect_out.print_json if fmt is Format.json else inspect_out.print_table)(result)
+    raise typer.Exit(int(ExitCode.OK if result.all_launchable else ExitCode.FOUND))
+
+
 def main() -> None:
     app()

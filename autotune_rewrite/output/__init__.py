@@ -10,6 +10,7 @@ import os
 import sys
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.markup import escape
 
 _color: bool | None = None  # None = decide from the terminal and NO_COLOR
@@ -60,3 +61,11 @@ def write_raw(text: str) -> None:
     """Exact bytes to stdout (diffs, JSON): no rich markup, no wrapping."""
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def print_unwrapped(console: Console, renderable) -> None:
+    """Print a table without folding or truncating any cell: widen past the terminal (or the 80
+    columns rich assumes for a pipe) when the table needs it. Numbers are never cut."""
+    needed = Measurement.get(console, console.options.update(max_width=1000), renderable).maximum
+    console.width = max(console.width, needed)
+    console.print(renderable)

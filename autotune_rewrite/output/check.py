@@ -33,7 +33,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -227,10 +226,7 @@ def print_table(result: CheckResult) -> None:
                     "-" if occ is None else f"{occ.occupancy:.1%}",
                     verdict,
                 )
-            # Never truncate a number: widen past the terminal (or the 80 columns of a pipe).
-            needed = Measurement.get(console, console.options.update(max_width=1000), table).maximum
-            console.width = max(console.width, needed)
-            console.print(table)
+            output.print_unwrapped(console, table)
             for v in rows:
                 if not v.launchable:
                     console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")

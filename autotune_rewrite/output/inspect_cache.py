@@ -99,45 +99,54 @@ def _meta(k: InspectedKernel) -> str:
 
 def print_table(result: InspectResult) -> None:
     console = output.stderr()
-    table = Table(title=f"Triton cache {result.root}")
-    for col in ("kernel", "built for", "meta", "warps", "stages", "SMEM (B)", "regs", "spills"):
-        table.add_column(col, justify="right" if col in ("warps", "stages", "SMEM (B)", "regs", "spills") else "left")
+    esc = output.escape
+    table = Table(title=f"Triton cache {esc(result.root)}", title_justify="left")
+    table.add_column("kernel", no_wrap=True)
+    table.add_column("built for", no_wrap=True)
+    table.add_column("meta-params", no_wrap=True)
+    table.add_column("config", no_wrap=True)
+    for col in ("SMEM (B)", "regs", "spills"):
+        table.add_column(col, justify="right", no_wrap=True)
     for t in result.targets:
-        table.add_column(f"on {t}")
+        table.add_column(f"on {esc(t)}", no_wrap=True)
+    reasons = []
     for k in result.kernels:
         e = k.entry
         cells = []
         for v in k.verdicts:
             occ = v.occupancy
+            mark = "*" if v.registers_from else ""
             if v.launchable:
-                cell = f"[green]yes[/] {occ.blocks_per_sm} blk/SM {occ.occupancy:.1%}"
+                cells.append(f"[green]yes[/] {occ.blocks_per_sm} blk/SM, {occ.occupancy:.1%}{mark}")
             else:
-                cell = f"[red]no[/]: {output.escape(occ.reason or occ.limiter)}"
-            if v.registers_from:
-                cell += f" [dim](regs of {v.registers_from})[/]"
-            cells.append(cell)
+                cells.append(f"[bold red]no[/] ({esc(occ.limiter)}){mark}")
+                reasons.append(f"  [red]x[/] {esc(e.name)} {e.folder[:8]} on {esc(v.target)}: {esc(occ.reason or occ.limiter)}")
         if not k.verdicts:
-            cells = [f"[yellow]?[/] {output.escape(k.resource_error or '')}"] * len(result.targets)
+            cells = ["[yellow]?[/]"] * len(result.targets)
+            reasons.append(f"  [yellow]?[/] {esc(e.name)} {e.folder[:8]}: {esc(k.resource_error or 'no registers')}")
+        meta = "(folded)" if k.meta_params is None else " ".join(f"{n}={v}" for n, v in k.meta_params.items())
         table.add_row(
-            f"[bold]{output.escape(e.name)}[/]\n[dim]{e.folder[:12]}[/]",
-            f"sm_{e.capability} / Triton {e.triton_version}",
-            _meta(k),
-            str(e.num_warps),
-            str(e.num_stages),
+            f"[bold]{esc(e.name)}[/] [dim]{e.folder[:8]}[/]",
+            f"sm_{e.capability}, Triton {esc(str(e.triton_version))}",
+            esc(meta),
+            f"w{e.num_warps} s{e.num_stages}" + (f" ctas{e.num_ctas}" if e.num_ctas != 1 else ""),
             f"{e.shared_bytes:,}",
             "-" if k.registers is None else str(k.registers),
             "-" if k.spills is None else str(k.spills),
             *cells,
         )
-    console.print(table)
+    output.print_unwrapped(console, table)
+    for line in reasons:
+        console.print(line)
+    if any(v.registers_from for k in result.kernels for v in k.verdicts):
+        console.print("  * registers of the build in the cache, for another architecture than the target: "
+                      "SMEM carries over, registers are an estimate there")
     for t in result.tunings:
-        timings = ", ".join(
-            f"{' '.join(f'{n}={v}' for n, v in c.kwargs.items())} w{c.num_warps} s{c.num_stages}: "
-            + ("inf (could not run: pruned)" if c.pruned else f"{c.time_ms:.4f} ms")
-            for c in t.timings
-        )
-        console.print(f"autotuner record {output.escape(t.name)}: {output.escape(timings)}")
+        for c in t.timings:
+            label = " ".join(f"{n}={v}" for n, v in c.kwargs.items())
+            timing = "inf: could not run (pruned by the autotuner)" if c.pruned else f"{c.time_ms:.4f} ms"
+            console.print(f"  autotuner record {esc(t.name)}: {esc(label)} w{c.num_warps} s{c.num_stages}: {timing}")
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
-    console.print(f"registers/spills read with the cuobjdump of Triton {result.reader_triton_version}; "
-                  "SMEM and warps from each entry's own metadata")
+    console.print(f"{len(result.kernels)} compiled kernel(s); registers/spills read with the cuobjdump of "
+                  f"Triton {esc(result.reader_triton_version)}; SMEM and warps from each entry's own metadata")
