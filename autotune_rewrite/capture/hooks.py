@@ -169,7 +169,7 @@ def compile_record(key, fn, compile, kernel=None) -> dict:
     values = {}
     if autotuned:
         values = {k: v for k, v in context["values"].items()
-                  if signature.get(k, "").startswith(("i", "u")) or (signature.get(k) == "constexpr" and v == 1)}
+                  if isinstance(signature.get(k), str) and (signature[k].startswith(("i", "u")) or signature[k] == "constexpr")}
     record = {
         "event": "compile",
         "kernel": _kernel_id(jit) if jit is not None else {"file": None, "name": None, "qualname": None},
@@ -204,7 +204,10 @@ def _resources(kernel) -> dict:
         target = getattr(meta, "target", None)
         if target is not None:
             out["target"] = f"{getattr(target, 'backend', '?')}:{getattr(target, 'arch', '?')}"
-        out["hash"] = getattr(meta, "hash", None)
+    except Exception:
+        pass
+    try:
+        out["hash"] = str(kernel.hash)  # the cache key; its folder is base32 of it
     except Exception:
         pass
     try:

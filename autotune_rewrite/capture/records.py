@@ -37,6 +37,7 @@ class LiveCompile:
     n_spills: int | None
     target: str | None
     load_error: str | None = None
+    hash: str | None = None  # Triton's cache key of the compiled kernel (folder = base32 of it)
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def _live(record: Mapping[str, Any], meta: set[str]) -> LiveCompile:
         meta=tuple((k, consts[k]) for k in sorted(meta) if k in consts),
         num_warps=opts.get("num_warps"), num_stages=opts.get("num_stages"),
         shared=res.get("shared"), n_regs=res.get("n_regs"), n_spills=res.get("n_spills"),
-        target=res.get("target"), load_error=res.get("load_error"),
+        target=res.get("target"), load_error=res.get("load_error"), hash=res.get("hash"),
     )
 
 
