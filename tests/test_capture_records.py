@@ -15,7 +15,6 @@ import pytest
 
 from autotune_rewrite import launch_spec
 from autotune_rewrite.capture import hooks, records, run as capture_run, stanza
-from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.scan import scan
 from autotune_rewrite.settings import load_settings
 from capture_helpers import FIXTURES, launch, load_fixture
@@ -145,7 +144,3 @@ def test_unaligned_pointer_is_noted():
     *_, notes = records._spec_facts(record, set())
     assert notes == ("pointer x was not 16-byte aligned at launch (check assumes aligned)",)
 
-
-def test_config_value_meta_names_match_site():
-    # The fold removes exactly the names the configs set, as check's meta_params does.
-    assert ConfigValue({"BLOCK": 64}).kwargs == {"BLOCK": 64}
