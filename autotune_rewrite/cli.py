@@ -201,6 +201,31 @@ def apply(
     raise typer.Exit(int(ExitCode.OK))
 
 
+@app.command(epilog=EXIT_CODES_HELP + " capture: the program's own exit code passes through; 2 when no GPU "
+             "driver was usable and the program itself succeeded.",
+             context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def capture(
+    ctx: typer.Context,
+    out: Optional[Path] = typer.Option(None, "--out", help="Settings file to write or merge (default: the root's autotune-rewrite.toml, or its pyproject.toml when that holds \\[tool.autotune-rewrite])."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Kernel paths are relative to this folder (default: the git checkout of the working folder)."),
+    records: Optional[Path] = typer.Option(None, "--records", help="Also write every raw record and the folded result as JSON here."),
+) -> None:
+    """Run a program with Triton's hooks installed (`capture -- python prog.py ...`) and record, for every
+    autotuned kernel it launches, the launch spec `check` needs: parameter types, constexprs, int values
+    (== 1 / divisible by 16) and the autotune key values seen. Same-named specs are replaced, others kept."""
+    from autotune_rewrite.capture.run import capture as run_capture
+    from autotune_rewrite.output import capture as capture_out
+
+    try:
+        run = run_capture(list(ctx.args), root=root, out=out, records_out=records)
+    except UserError as err:
+        raise _fail(err)
+    capture_out.print_summary(run)
+    if run.exit_code == 0 and run.result.driver_error and not run.result.kernels:
+        raise typer.Exit(int(ExitCode.ERROR))
+    raise typer.Exit(run.exit_code)
+
+
 @app.command("inspect-cache", epilog=EXIT_CODES_HELP)
 def inspect_cache(
     cache_dir: Path = typer.Argument(..., help="A Triton cache folder (TRITON_CACHE_DIR, default ~/.triton/cache), e.g. copied from a production box."),

@@ -1,0 +1,143 @@
+"""Run the user's program with the capture hooks, then fold and write what it recorded.
+
+The hooks reach the child through a ``sitecustomize.py`` on a temporary ``PYTHONPATH`` entry, so
+they load in every Python process the command starts (``python prog.py``, ``torchrun``, a
+``bash -c`` that calls python) without changing the command line. ``hooks.py`` is copied there:
+the user's interpreter need not have autotune-rewrite installed. A ``sitecustomize`` the
+environment already had is imported after ours, so its behaviour is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from autotune_rewrite.capture import hooks, stanza
+from autotune_rewrite.capture.records import CaptureResult, KernelCapture, fold, read_records
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.model import to_jsonable
+from autotune_rewrite.settings import TOOL_FILE
+
+_SITECUSTOMIZE = '''\
+# Written by autotune-rewrite capture: install the Triton hooks, then the sitecustomize this
+# environment had (if any).
+import os, sys
+_here = os.path.dirname(os.path.abspath(__file__))
+try:
+    import _autotune_rewrite_capture_hooks
+    _autotune_rewrite_capture_hooks.install()
+except Exception as _exc:  # never break the program
+    sys.stderr.write("autotune-rewrite capture: hooks not installed: %r\\n" % (_exc,))
+import importlib.machinery, importlib.util
+_spec = importlib.machinery.PathFinder.find_spec(
+    "sitecustomize", [p for p in sys.path if os.path.abspath(p or ".") != _here])
+if _spec is not None and _spec.loader is not None:
+    _previous = importlib.util.module_from_spec(_spec)
+    sys.modules["_autotune_rewrite_previous_sitecustomize"] = _previous
+    _spec.loader.exec_module(_previous)
+'''
+
+
+@dataclass(frozen=True)
+class CaptureRun:
+    exit_code: int  # the program's
+    result: CaptureResult
+    written: str | None  # the settings file, when specs were written
+    records_file: str | None
+    records: int
+
+
+def repo_root(start: Path) -> Path:
+    """The git checkout holding ``start``, else ``start``."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
+                             text=True, check=False)
+    except OSError:
+        return start
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else start
+
+
+def default_settings_file(root: Path) -> Path:
+    """autotune-rewrite.toml when it exists; else pyproject.toml when it has our table (an
+    autotune-rewrite.toml would shadow that table); else a new autotune-rewrite.toml."""
+    tool = root / TOOL_FILE
+    if tool.is_file():
+        return tool
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and "autotune-rewrite" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        try:
+            doc = stanza.tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (stanza.tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return tool
+        if "autotune-rewrite" in doc.get("tool", {}):
+            return pyproject
+    return tool
+
+
+def run_program(command: Sequence[str], records: Path) -> int:
+    """Run ``command`` with the hooks; its stdio is the terminal's; returns its exit code."""
+    with tempfile.TemporaryDirectory(prefix="autotune-rewrite-capture-") as tmp:
+        shutil.copyfile(hooks.__file__, Path(tmp) / "_autotune_rewrite_capture_hooks.py")
+        (Path(tmp) / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([tmp] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env[hooks.ENV] = str(records)
+        try:
+            child = subprocess.Popen(list(command), env=env)
+        except FileNotFoundError:
+            raise UserError(f"capture: command not found: {command[0]}") from None
+        except OSError as exc:
+            raise UserError(f"capture: cannot run {command[0]}: {exc.strerror}") from None
+        # Ctrl-C reaches the child through the terminal; we wait for it to finish and still write.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            code = child.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
+
+
+def tables_for(kernels: Sequence[KernelCapture]) -> list[stanza.Table]:
+    tables = []
+    for kc in kernels:
+        for spec in kc.specs:
+            comments = [f"captured {len(spec.compiles)} compile(s); keys {', '.join(kc.keys) or '-'} seen: "
+                        + "; ".join(", ".join(f"{k}={v}" for k, v in kv) or "-" for kv in kc.key_values[:12])
+                        + (" ..." if len(kc.key_values) > 12 else "")]
+            comments += [f"captured note: {n}" for n in spec.notes]
+            tables.append(stanza.Table(kc.ident, spec.name, spec.types, spec.constexprs, spec.values, tuple(comments)))
+    return tables
+
+
+def capture(command: Sequence[str], root: Path | None = None, out: Path | None = None,
+            records_out: Path | None = None) -> CaptureRun:
+    """Run ``command`` under the hooks; merge the specs into ``out`` (default: the root's settings file)."""
+    if not command:
+        raise UserError("capture: give the program after --, e.g. autotune-rewrite capture -- python prog.py")
+    root = (root or repo_root(Path.cwd())).resolve()
+    if not root.is_dir():
+        raise UserError(f"--root {root}: not a folder")
+    target = out if out is not None else default_settings_file(root)
+    with tempfile.TemporaryDirectory(prefix="autotune-rewrite-records-") as tmp:
+        path = Path(tmp) / "records.jsonl"
+        code = run_program(command, path)
+        raw = read_records(path)
+    result = fold(raw, root)
+    if records_out is not None:
+        records_out.parent.mkdir(parents=True, exist_ok=True)
+        records_out.write_text(json.dumps({"schema_version": 1, "root": str(root), "command": list(command),
+                                           "exit_code": code, "records": raw, "folded": to_jsonable(result)},
+                                          indent=1) + "\n", encoding="utf-8")
+    written = None
+    tables = tables_for(result.kernels)
+    if tables:
+        stanza.merge_file(target, tables)
+        written = str(target)
+    return CaptureRun(code, result, written, str(records_out) if records_out else None, len(raw))

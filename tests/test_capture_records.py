@@ -1,0 +1,146 @@
+"""Folding captured records into launch specs.
+
+The records come from the real hook functions fed with the objects Triton builds: Triton's
+binder specializes real torch tensors and ints, ``_pack_args`` and ``JITFunction._call_hook``
+call our ``jit_post_compile_hook`` exactly as ``_do_compile`` does on a GPU. The folded spec is
+then checked against the runtime: ``check``'s own ``specialize`` must give back the signature,
+constexprs and divisibility Triton used for every captured compile.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from autotune_rewrite import launch_spec
+from autotune_rewrite.capture import hooks, records, run as capture_run, stanza
+from autotune_rewrite.scan import scan
+from autotune_rewrite.settings import load_settings
+from capture_helpers import FIXTURES, launch, load_fixture
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    shutil.copy(FIXTURES / "scaled_copy.py", tmp_path / "scaled_copy.py")
+    monkeypatch.setenv(hooks.ENV, str(tmp_path / "records.jsonl"))
+    hooks._seen_keys.clear()
+    return tmp_path
+
+
+def _args(n, dtype=torch.bfloat16, stride=1, one=1):
+    return (torch.empty(max(n, 1), dtype=dtype), torch.empty(max(n, 1), dtype=torch.float32), 0.5, n, stride, one)
+
+
+def _fold(root):
+    return records.fold(records.read_records(root / "records.jsonl"), root)
+
+
+def test_one_launch_shape_folds_into_one_spec(root):
+    mod = load_fixture("scaled_copy", root)
+    for batch in (1, 8, 32):
+        launch(hooks, mod.scaled_copy_kernel, _args(512 * batch), {"HEAD": 8})
+    result = _fold(root)
+    (kc,) = result.kernels
+    assert kc.ident == "scaled_copy.py::scaled_copy_kernel"
+    assert kc.keys == ("n",)
+    assert kc.key_values == ((("n", 512),), (("n", 4096),), (("n", 16384),))
+    assert kc.dtypes == (("torch.bfloat16", "torch.float32"),)
+    (spec,) = kc.specs
+    assert spec.name == "captured HEAD=8"
+    assert dict(spec.types) == {"src": "*bf16", "dst": "*fp32", "scale": "fp32", "n": "i32", "stride": "i32", "one": "i32"}
+    assert spec.constexprs == (("HEAD", 8),)  # BLOCK is a config meta-param: not in the spec
+    assert dict(spec.values) == {"n": 512, "stride": 1, "one": 1}
+    assert set(spec.divisible_by_16) == {"src", "dst", "n"}
+    # one compile per config (the three batches share the specialization)
+    assert sorted((c.meta, c.num_warps, c.num_stages) for c in spec.compiles) == [
+        ((("BLOCK", 64),), 2, 2), ((("BLOCK", 128),), 4, 3)]
+
+
+def test_specializations_that_differ_become_named_specs(root):
+    mod = load_fixture("scaled_copy", root)
+    launch(hooks, mod.scaled_copy_kernel, _args(4096), {"HEAD": 8})
+    launch(hooks, mod.scaled_copy_kernel, _args(4097), {"HEAD": 8})  # n no longer divisible by 16
+    launch(hooks, mod.scaled_copy_kernel, _args(4096, stride=2), {"HEAD": 8})  # stride no longer == 1
+    launch(hooks, mod.scaled_copy_kernel, _args(4096, dtype=torch.float16), {"HEAD": 4})
+    (kc,) = _fold(root).kernels
+    names = [s.name for s in kc.specs]
+    # each name says what sets it apart from the others with the same constexprs
+    assert names == ["captured HEAD=8 stride==1,n%16==0", "captured HEAD=8 stride==1,n%16!=0",
+                     "captured HEAD=8 stride!=1,n%16==0", "captured HEAD=4"]
+    by_name = {s.name: s for s in kc.specs}
+    assert dict(by_name["captured HEAD=4"].types)["src"] == "*fp16"
+
+
+def test_captured_spec_reproduces_the_runtime_specialization(root):
+    """check's specialize(), fed the written stanza, gives what Triton's runtime gave."""
+    mod = load_fixture("scaled_copy", root)
+    launch(hooks, mod.scaled_copy_kernel, _args(4096), {"HEAD": 8})
+    launch(hooks, mod.scaled_copy_kernel, _args(4097, stride=3), {"HEAD": 8})
+    raw = records.read_records(root / "records.jsonl")
+    result = records.fold(raw, root)
+    stanza.merge_file(root / "autotune-rewrite.toml", capture_run.tables_for(result.kernels))
+    entries = launch_spec.spec_entries(load_settings(root).raw)
+    (site,) = scan(root, jobs=1).sites
+    resolution = launch_spec.resolve_specs(site, entries)
+    assert resolution.ok and len(resolution.specs) == 2
+    compiles = [r for r in raw if r["event"] == "compile"]
+    assert len(compiles) == 4
+    for record in compiles:
+        block = record["constants"]["BLOCK"]
+        config = next(c for c in site.configs if c.kwargs["BLOCK"] == block)
+        matches = []
+        for spec in resolution.specs:
+            spz = launch_spec.specialize(site, spec, config)
+            matches.append(
+                dict(spz.signature) == record["signature"]
+                and dict(spz.constexprs) == record["constants"]
+                and set(spz.divisible_by_16) == {k for k, v in record["attrs"].items() if ["tt.divisibility", 16] in v}
+            )
+        assert matches.count(True) == 1, record
+
+
+def test_kernels_outside_the_root_are_skipped_with_the_reason(root, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    mod = load_fixture("scaled_copy", FIXTURES)
+    launch(hooks, mod.scaled_copy_kernel, _args(64), {"HEAD": 8})
+    result = records.fold(records.read_records(root / "records.jsonl"), elsewhere)
+    assert result.kernels == ()
+    assert "outside the root" in result.skipped[0] and "--root" in result.skipped[0]
+
+
+def test_live_resources_are_read_from_the_compiled_kernel(root):
+    """SMEM comes from the compiled kernel's metadata; without a driver the load error is kept."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    mod = load_fixture("scaled_copy", root)
+    jit = mod.scaled_copy_kernel.fn
+    src = ASTSource(fn=jit, signature={"src": "*bf16", "dst": "*fp32", "scale": "fp32", "n": "i32", "stride": "constexpr",
+                                       "one": "constexpr", "HEAD": "constexpr", "BLOCK": "constexpr"},
+                    constexprs={"stride": 1, "one": 1, "HEAD": 8, "BLOCK": 64}, attrs={(0,): [["tt.divisibility", 16]]})
+    kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 2, "num_stages": 2})
+    res = hooks._resources(kernel)
+    assert res["shared"] == kernel.metadata.shared and res["target"] == "cuda:90"
+    assert "n_regs" not in res and res["load_error"]
+
+
+def test_tuple_and_none_parameters_become_notes():
+    record = {"params": [{"name": "x", "constexpr": False}, {"name": "opt", "constexpr": False},
+                         {"name": "D", "constexpr": True}],
+              "signature": {"x": ["*fp32", "*fp32"], "opt": "constexpr", "D": "constexpr"},
+              "constants": {"opt": None, "D": None}, "attrs": {}, "values": {}}
+    types, consts, values, divisible, notes = records._spec_facts(record, set())
+    assert types == (("opt", "constexpr"),) and consts == () and values == ()
+    assert any("tuple parameter" in n for n in notes) and any("D = None" in n for n in notes)
+
+
+def test_unaligned_pointer_is_noted():
+    record = {"params": [{"name": "x", "constexpr": False}], "signature": {"x": "*fp32"}, "constants": {},
+              "attrs": {}, "values": {}}
+    *_, notes = records._spec_facts(record, set())
+    assert notes == ("pointer x was not 16-byte aligned at launch (check assumes aligned)",)
+
