@@ -14,9 +14,10 @@ Two references per batch:
 * ``exhaustive``: the fastest config timed at all, including configs that launch only on the
   GPU the bench ran on (the BLOCK_T=32 configs on an H200): reported, not shippable.
 
-Rule: v1 when its single config is within ``tolerance`` of ``best`` at every batch; otherwise v3
-when it is (some bucket prefers another config: named); otherwise the variant with the smallest
-worst-case gap, saying that none is within tolerance.
+Rule: v1 when its single config is within ``tolerance`` of ``best`` at every batch; otherwise
+another single-config variant that is (prune leaving one config); otherwise v3 when it is (some
+bucket prefers another config: named); otherwise the variant with the smallest worst-case gap,
+saying whether it is within tolerance (v2/prune) or none is.
 """
 
 from __future__ import annotations
@@ -165,10 +166,16 @@ def recommend(
     if v1 and v3 and bucket_of:
         prefs = _bucket_preferences(v1, v3, times, batches, bucket_of)
     pct = f"{tolerance:.0%}"
+    single = [s.variant for s in scores if s.variant != "v1" and len(s.configs) == 1 and ok(s.variant)]
     if ok("v1"):
         choice = "v1"
         reason = (f"v1's single config {v1.configs[0]} is within {pct} of the fastest shippable config at every "
                   f"batch (worst {v1.worst_gap:+.1%}); one config means no warm-up benchmarking and safe CUDA-graph capture")
+    elif single:  # e.g. prune when it leaves one config: as capture-safe as v1
+        choice = single[0]
+        only = by_name[choice]
+        reason = (f"v1's config is not within {pct} at every batch; {choice} keeps the single config {only.configs[0]}, "
+                  f"within {pct} everywhere (worst {only.worst_gap:+.1%}), with no warm-up benchmarking")
     elif ok("v3"):
         choice = "v3"
         named = "; ".join(f"bucket {p.bucket} (B={','.join(map(str, p.batches))}) prefers {p.config} over "
@@ -180,8 +187,12 @@ def recommend(
             return Recommendation(None, "no variant could run at every batch", tolerance, tuple(bests.values()), scores, prefs)
         top = ranked[0]
         choice = top.variant
-        reason = (f"no variant is within {pct} of the fastest shippable config at every batch; {top.variant} comes "
-                  f"closest (worst {top.worst_gap:+.1%})")
+        if top.worst_gap <= tolerance:
+            reason = (f"neither a single config nor v3's buckets are within {pct} at every batch; {top.variant} is "
+                      f"(worst {top.worst_gap:+.1%}, after its warm-up benchmark)")
+        else:
+            reason = (f"no variant is within {pct} of the fastest shippable config at every batch; {top.variant} comes "
+                      f"closest (worst {top.worst_gap:+.1%})")
     chosen = by_name[choice]
     vs_ex = tuple((p.batch, p.gap_exhaustive) for p in chosen.per_batch)
     return Recommendation(choice, reason, tolerance, tuple(bests.values()), scores, prefs, vs_ex)
