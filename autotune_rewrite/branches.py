@@ -153,8 +153,10 @@ def apply_variants(
                 wt.git.execute(["git", *_NO_HOOKS, "reset", "-q", "--hard", base_sha])
         _check_names(repo, [name for name, *_ in made], force)
         branches, bodies = [], []
+        from autotune_rewrite.bench.results import load_latest
+
         for name, sha, kr, run in made:
-            ctx = templating.context(kr, run)
+            ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))
             body_path = out / (name.replace("/", "__") + ".md")
             branches.append(Branch(name, sha, str(body_path), kr.decision.subject, f"{run.prefix}{kr.site.ident}", kr.decision.variant))
             bodies.append((body_path, templating.pr_body(ctx)))

@@ -248,5 +248,38 @@ def inspect_cache(
     raise typer.Exit(int(ExitCode.OK if result.all_launchable else ExitCode.FOUND))
 
 
+@app.command(epilog=EXIT_CODES_HELP)
+def bench(
+    path: Path = typer.Argument(..., help="The checkout or folder holding the kernel and the [tool.autotune-rewrite.bench] entry."),
+    kernel: str = typer.Option(..., "--kernel", help="The autotuned kernel (name or path::name)."),
+    variant: Optional[List[Variant]] = typer.Option(None, "--variant", help="Variants whose configs to time (repeatable; default: all)."),
+    batch: str = typer.Option("1,8,32,64,96", "--batch", help="Batch sizes, comma-separated."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Targets the variants are decided for (default from settings, else sm_120)."),
+    also: Optional[List[str]] = typer.Option(None, "--also", help='Another config to time, as a label, e.g. "BLOCK_T=16 w8 s3" (repeatable; counts for the exhaustive best only).'),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for <kernel>.json and .png (default: <git dir>/autotune-rewrite/bench)."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout); the JSON is saved either way."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
+) -> None:
+    """A/B every config the variants would emit (plus the original ones) on the local GPU: median time
+    with do_bench and CUDA graph replay per batch size, achieved bandwidth, a plot and a recommendation."""
+    from autotune_rewrite.bench.run import bench_and_save, parse_batches
+    from autotune_rewrite.output import bench as bench_out
+    from autotune_rewrite.output import check as check_out
+
+    try:
+        batches = parse_batches(batch)
+        with check_out.progress_bar() as progress:
+            result, saved = bench_and_save(path, kernel, out_dir=out, variants=[v.value for v in variant or []],
+                                           batches=batches, archs=arch, workers=jobs, progress=progress,
+                                           log=bench_out.log, also=also or ())
+    except UserError as err:
+        raise _fail(err)
+    if fmt is Format.json:
+        bench_out.print_json(result)
+    else:
+        bench_out.print_table(result, saved)
+    raise typer.Exit(int(ExitCode.OK))
+
+
 def main() -> None:
     app()

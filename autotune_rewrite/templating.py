@@ -81,8 +81,46 @@ def _capture(decision: Decision) -> str:
     )
 
 
-def context(kr, run) -> dict:
-    """Plain values for the templates from one ``KernelRewrite`` of a ``RewriteRun``."""
+def _us(ms) -> str:
+    return "-" if ms is None else f"{ms * 1e3:,.1f}"
+
+
+def bench_context(data: dict | None, variant: str) -> dict | None:
+    """The PR body's "Measured" section from a saved ``bench`` result (JSON data), or None."""
+    if not data:
+        return None
+    rec = data.get("recommendation") or {}
+    batches = list(data.get("batches") or [])
+    metric = data.get("metric", "graph_ms")
+    cell = {(m["config"], m["batch"]): m for m in data.get("measurements") or []}
+    rows = []
+    for c in data.get("configs") or []:
+        tags = (["orig"] if c.get("original") else []) + list(c.get("variants") or [])
+        cells = []
+        for b in batches:
+            m = cell.get((c["label"], b))
+            cells.append("-" if m is None else (m.get("error") or "").split(":")[0] or _us(m.get(metric)))
+        rows.append({"config": c["label"], "in": ", ".join(tags) or "extra", "cells": cells})
+    scores = {s["variant"]: s for s in rec.get("variants") or []}
+    mine = scores.get(variant)
+    gap = "-" if not mine or mine.get("worst_gap") is None else f"{mine['worst_gap']:+.1%}"
+    return {
+        "device": f"{data.get('device')} ({data.get('capability')})",
+        "triton": data.get("triton_version"),
+        "timed": data.get("timed"),
+        "how": "CUDA graph replay" if metric == "graph_ms" else "triton.testing.do_bench",
+        "batches": batches,
+        "rows": rows,
+        "recommended": rec.get("variant") or "none",
+        "reason": rec.get("reason", ""),
+        "this_gap": gap,
+        "command": data.get("command", ""),
+    }
+
+
+def context(kr, run, bench: dict | None = None) -> dict:
+    """Plain values for the templates from one ``KernelRewrite`` of a ``RewriteRun``; ``bench``: the
+    latest saved ``bench`` result for the kernel (JSON data), quoted in the PR body when given."""
     command, triton_version, buckets, prefix = run.command, run.triton_version, run.buckets, run.prefix
     d: Decision = kr.decision
     reports: tuple[KernelReport, ...] = kr.reports
@@ -118,6 +156,7 @@ def context(kr, run) -> dict:
             "`do_not_specialize`, so its values never cause a recompile"
         )
     return {
+        "bench": bench_context(bench, d.variant),
         "bucket_rule": bucket_rule,
         "subject": d.subject,
         "kernel": d.site.kernel,

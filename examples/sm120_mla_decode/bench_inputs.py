@@ -98,3 +98,22 @@ def make_inputs(
         k_scale=scale,
         v_scale=scale,
     )
+
+
+def bytes_moved(inputs: DecodeInputs) -> int:
+    """The bytes one ``sparse_mla_decode`` call must move to or from device memory.
+
+    Compulsory traffic only: q and the top-k lists read once, every valid top-k row of the cache
+    read once (the heads of a request share it; re-reads by other head blocks are L2 hits at
+    best), the output written once. The fp32 partials of the split-K plan are left out: they
+    depend on the split plan, and a one-split plan would not move them at all.
+    """
+    q, cache, idx = inputs.q, inputs.kv_cache, inputs.topk_indices
+    rows = int((idx >= 0).sum())
+    out_elems = q.shape[0] * q.shape[1] * D_LATENT
+    return (
+        q.numel() * q.element_size()
+        + idx.numel() * idx.element_size()
+        + rows * D_QK * cache.element_size()
+        + out_elems * q.element_size()
+    )

@@ -1,0 +1,108 @@
+"""Which configs to bench: every original config plus what each variant would emit.
+
+The variants' configs come from the rewrite pipeline's own decision (``rewrite_pipeline._decide``
+over ``feasibility.check``), for the target GPUs of the settings or ``--arch``, so bench times
+exactly the lists ``diff``/``apply`` would write. Nothing is decided here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.variants import VARIANTS, config_key
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    root: str
+    site: AutotuneSite
+    targets: tuple[str, ...]
+    triton_version: str
+    configs: tuple[ConfigValue, ...]  # distinct; originals first, in source order
+    original: tuple[str, ...]  # labels written in the source
+    launchable: tuple[str, ...]  # labels that launch on every target (per the compiles)
+    variants: dict[str, tuple[str, ...]]  # variant -> labels it emits
+    notes: tuple[str, ...] = ()
+
+
+def parse_config(text: str) -> ConfigValue:
+    """A config from its label, e.g. ``"BLOCK_T=16 w8 s3"`` (meta-params as NAME=int, wN, sM)."""
+    kwargs, warps, stages = {}, None, None
+    for tok in text.split():
+        name, eq, value = tok.partition("=")
+        try:
+            if eq:
+                kwargs[name] = int(value)
+            elif tok[:1] == "w" and tok[1:].isdigit():
+                warps = int(tok[1:])
+            elif tok[:1] == "s" and tok[1:].isdigit():
+                stages = int(tok[1:])
+            else:
+                raise ValueError(tok)
+        except ValueError:
+            raise UserError(f"--also {text!r}: write a config as its label, e.g. \"BLOCK_T=16 w8 s3\"") from None
+    if warps is None or stages is None:
+        raise UserError(f"--also {text!r}: give num_warps and num_stages, e.g. \"BLOCK_T=16 w8 s3\"")
+    return ConfigValue(kwargs=kwargs, num_warps=warps, num_stages=stages)
+
+
+def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] | None = None,
+         workers: int | None = None, progress=None, also: Sequence[ConfigValue] = ()) -> BenchPlan:
+    from autotune_rewrite import feasibility
+    from autotune_rewrite.rewrite_pipeline import _decide
+
+    for v in variants:
+        if v not in VARIANTS:
+            raise UserError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
+    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, progress=progress)
+    sites = {r.site.ident: r.site for r in result.reports}
+    if not sites:
+        raise UserError(f"{path}: no autotuned kernel matches --kernel {kernel}")
+    if len(sites) > 1:
+        raise UserError(f"--kernel {kernel} matches {len(sites)} kernels ({', '.join(sorted(sites))}); give path::name")
+    (ident, site), = sites.items()
+    reports = [r for r in result.reports if r.site.ident == ident]
+    errors = [r.error for r in reports if r.error]
+    if errors:
+        raise UserError(f"{ident}: cannot be checked: {errors[0]}")
+    root = Path(result.root)
+    configs: dict[tuple, ConfigValue] = {config_key(c): c for c in site.configs or ()}
+    verdicts = [v for r in reports for v in r.verdicts]
+    launchable = {k for k in configs if all(v.launchable for v in verdicts if config_key(v.config) == k)}
+    chosen: dict[str, tuple[str, ...]] = {}
+    notes = []
+    for v in variants:
+        decision, _ = _decide(v, site, reports, root, result.targets, workers, None, True)
+        if decision.skipped:
+            notes.append(f"{v}: not applicable ({decision.skipped})")
+            continue
+        for p in decision.configs:
+            configs.setdefault(config_key(p.config), p.config)
+            launchable.add(config_key(p.config))  # a variant only emits configs proven to launch
+        chosen[v] = tuple(p.config.label() for p in decision.configs)
+    extra = [c for c in also if config_key(c) not in configs]
+    if extra:  # timed for the exhaustive best; compiled for the targets so the table can say if they launch there
+        verdicts = [v for r in reports for v in feasibility.evaluate_configs(root, site, r.spec, extra, result.targets,
+                                                                             workers=workers)]
+        for c in extra:
+            configs[config_key(c)] = c
+            if all(v.launchable for v in verdicts if config_key(v.config) == config_key(c)):
+                launchable.add(config_key(c))
+    return BenchPlan(
+        root=str(root),
+        site=site,
+        targets=tuple(t.arch.name for t in result.targets),
+        triton_version=result.triton_version,
+        configs=tuple(configs.values()),
+        original=tuple(c.label() for c in site.configs or ()),
+        launchable=tuple(c.label() for k, c in configs.items() if k in launchable),
+        variants=chosen,
+        notes=tuple(notes),
+    )
+
+
+__all__ = ["BenchPlan", "parse_config", "plan"]
