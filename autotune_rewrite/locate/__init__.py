@@ -11,5 +11,4 @@ Modules, one concept each:
 - ``launches`` ``kernel[grid](...)`` sites and what the subscripted object can be;
 - ``facts``    everything one file says, as plain picklable data (a worker's answer);
 - ``linking``  imports followed across files: launches to sites, imported config helpers;
-- ``_visitor_cache``  a per-class cache that keeps LibCST's metadata passes cheap.
 """

@@ -27,12 +27,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
-from autotune_rewrite.locate import _visitor_cache
 from autotune_rewrite.locate.names import KERNEL_DECORATOR_TAILS, absolute_names
 from autotune_rewrite.model import Span
 
-
-_visitor_cache.install()
 
 
 def _tail(expr: cst.BaseExpression) -> str | None:
