@@ -55,7 +55,7 @@ def print_table(result: ScanResult) -> None:
     console = output.stderr()
     table = Table(title=f"autotune sites under {result.root}", show_lines=False)
     for col in ("site", "form", "key", "configs", "launches"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, no_wrap=True)
     for s in result.sites:
         if s.configs is None:
             configs = f"[yellow]unresolved[/]: {output.escape(s.unresolved_reason or '')}"
@@ -65,7 +65,7 @@ def print_table(result: ScanResult) -> None:
         key = (", ".join(s.key) or "(empty)") if s.key is not None else "?"
         launches = "\n".join(f"{l.path}:{l.line}" for l in s.launches) or "-"
         table.add_row(f"{s.path}:{s.line}\n[bold]{output.escape(s.kernel)}[/]", s.form, output.escape(key), configs, launches)
-    console.print(table)
+    output.print_unwrapped(console, table)
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
     console.print(f"{len(result.sites)} site(s) in {result.files_scanned} file(s) scanned, {len(result.errors)} error(s)")
