@@ -80,16 +80,8 @@ def _cost_estimate(job: CompileJob) -> int:
 
 
 def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
-    return CompileOutcome(
-        job=job,
-        shared_bytes=None,
-        tmem_bytes=None,
-        registers=None,
-        spills=None,
-        error=f"the compiler process crashed ({detail})",
-        triton_version=resources.triton_version(),
-        ptxas_version=resources.ptxas_version(job.capability),
-    )
+    return CompileOutcome.failed(job, f"the compiler process crashed ({detail})",
+                                 resources.triton_version(), resources.ptxas_version(job.capability))
 
 
 def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tuple[CompileOutcome, bool]:

@@ -227,17 +227,8 @@ def compile_job(
             else:
                 failure = None
         if failure is not None:
-            return CompileOutcome(
-                job=job,
-                shared_bytes=None,
-                tmem_bytes=None,
-                registers=None,
-                spills=None,
-                error=one_line(failure, printed.getvalue()),
-                triton_version=version,
-                ptxas_version=ptxas,
-                seconds=time.perf_counter() - start,
-            )
+            return CompileOutcome.failed(job, one_line(failure, printed.getvalue()), version, ptxas,
+                                         seconds=time.perf_counter() - start)
         tmem = getattr(kernel.metadata, "tmem_size", None)
         return CompileOutcome(
             job=job,

@@ -51,6 +51,13 @@ class CompileOutcome:
     cached: bool = False
     seconds: float = 0.0
 
+    @classmethod
+    def failed(cls, job: CompileJob, error: str, triton_version: str, ptxas_version: str | None,
+               seconds: float = 0.0) -> "CompileOutcome":
+        """A compile that produced no kernel: the error is the verdict, there are no numbers."""
+        return cls(job=job, shared_bytes=None, tmem_bytes=None, registers=None, spills=None, error=error,
+                   triton_version=triton_version, ptxas_version=ptxas_version, seconds=seconds)
+
 
 @dataclass(frozen=True)
 class Occupancy:
