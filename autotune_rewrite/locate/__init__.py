@@ -8,6 +8,7 @@ Modules, one concept each:
 - ``helpers``  running a config-building helper function of the tree, statically;
 - ``kernels``  the ``@triton.jit`` function: parameters, ``do_not_specialize``;
 - ``sites``    uses of ``triton.autotune`` (decorator and call form);
+- ``nesting``  the enclosing function/class names a batched visitor is in;
 - ``launches`` ``kernel[grid](...)`` sites and what the subscripted object can be;
 - ``facts``    everything one file says, as plain picklable data (a worker's answer);
 - ``linking``  imports followed across files: launches to sites, imported config helpers;

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import Assignment
 
+from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.locate.names import AUTOTUNE, WRAP_TRITON
 from autotune_rewrite.model import LaunchSite
 
@@ -24,26 +25,14 @@ class LaunchDraft:
     targets: frozenset[str]  # absolute names the subscripted object may be
 
 
-class LaunchCollector(cst.BatchableCSTVisitor):
+class LaunchCollector(NestingVisitor):
     """Collects subscript calls and local assignments; ``drafts()`` resolves them."""
 
     def __init__(self, pm):
+        super().__init__()
         self.pm = pm
         self.values: dict[cst.Name, cst.BaseExpression] = {}  # assignment target -> value
         self.calls: list[tuple[cst.Call, str | None]] = []
-        self.stack: list[str] = []
-
-    def visit_FunctionDef(self, node) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_FunctionDef(self, node) -> None:
-        self.stack.pop()
-
-    def visit_ClassDef(self, node) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_ClassDef(self, node) -> None:
-        self.stack.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:

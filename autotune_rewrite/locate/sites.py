@@ -10,6 +10,7 @@ import libcst as cst
 
 from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
+from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.locate.names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
 
@@ -129,13 +130,13 @@ def _kernel_from_expr(pm, expr, bindings, depth=0):
     return None, pm.code(expr), (), (), None
 
 
-class SiteFinder(cst.BatchableCSTVisitor):
+class SiteFinder(NestingVisitor):
     """Collects ``SiteDraft``s; batchable, so it shares one traversal with the launch collector."""
 
     def __init__(self, pm, resolve):
+        super().__init__()
         self.pm, self.resolve = pm, resolve
         self.sites: list[SiteDraft] = []
-        self.stack: list[str] = []
         self.bindings = pm.module_bindings()
         self.seen: set[int] = set()  # call-form nodes already reported (``visit_Assign`` sees them first)
 
@@ -147,16 +148,7 @@ class SiteFinder(cst.BatchableCSTVisitor):
                 handle = f"{pm.module_name}.{node.name.value}" if not self.stack else None
                 self.sites.append(build_site(pm, dec.decorator, FORM_DECORATOR, info, info.name,
                                              info.decorators, self.resolve, handle, None))
-        self.stack.append(node.name.value)
-
-    def leave_FunctionDef(self, node) -> None:
-        self.stack.pop()
-
-    def visit_ClassDef(self, node) -> None:
-        self.stack.append(node.name.value)
-
-    def leave_ClassDef(self, node) -> None:
-        self.stack.pop()
+        super().visit_FunctionDef(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._call_form(node.value, node.targets[0].target if len(node.targets) == 1 else None)
