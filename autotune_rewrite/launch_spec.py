@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autotune_rewrite.spec_toml import Table, render_table
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam
@@ -480,23 +481,6 @@ def unknown_ints(site: AutotuneSite, spec: LaunchSpec) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------------------- the stanza
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{text}"'
-
-
-def _inline(table: Mapping[str, Any]) -> str:
-    return "{ " + ", ".join(f"{_bare(k)} = {_toml_value(v)}" for k, v in table.items()) + " }"
-
-
-def _bare(key: str) -> str:
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
-
-
 def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapping[str, Sequence[str]],
                   pointers: Sequence[str] = ()) -> str:
     """Ready-to-paste ``[[tool.autotune-rewrite.kernels]]`` tables; guesses are listed in a comment."""
@@ -516,16 +500,9 @@ def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapp
             elif ty != "constexpr":
                 types[name] = ty
         consts = {n: consts[n] for n, _ in spec.types if n in consts}
-        lines = ["[[tool.autotune-rewrite.kernels]]", f"kernel = {_toml_value(site.ident)}",
-                 f"spec = {_toml_value(spec.name)}"]
-        if guessed:
-            lines.insert(0, f"# GUESSED, edit before use: {', '.join(guessed)}")
-        lines.append(f"types = {_inline(types)}")
-        if consts:
-            lines.append(f"constexprs = {_inline(consts)}")
-        if spec.int_values:
-            lines.append(f"values = {_inline(dict(spec.int_values))}")
-        blocks.append("\n".join(lines))
+        table = Table(site.ident, spec.name, tuple(types.items()), tuple(consts.items()), tuple(spec.int_values),
+                      (f"GUESSED, edit before use: {', '.join(guessed)}",) if guessed else ())
+        blocks.append(render_table(table, prefix="tool.autotune-rewrite.").rstrip("\n"))
     return "\n\n".join(blocks)
 
 

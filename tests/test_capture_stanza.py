@@ -9,14 +9,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autotune_rewrite import launch_spec
+from autotune_rewrite import spec_toml
 from autotune_rewrite.capture import stanza
 from autotune_rewrite.capture.run import default_settings_file
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import load_settings
 
-T16 = stanza.Table("mla/k.py::kern", "captured BLOCK_H=16", (("Q", "*bf16"), ("n", "i32"), ("eps", "fp32")),
+T16 = spec_toml.Table("mla/k.py::kern", "captured BLOCK_H=16", (("Q", "*bf16"), ("n", "i32"), ("eps", "fp32")),
                    (("BLOCK_H", 16), ("MODE", "fast"), ("FLAG", True)), (("n", 2048),), ("captured 3 compile(s)",))
-T32 = stanza.Table("mla/k.py::kern", "captured BLOCK_H=32", (("Q", "*bf16"), ("n", "i32")), (("BLOCK_H", 32),), (("n", 1),))
+T32 = spec_toml.Table("mla/k.py::kern", "captured BLOCK_H=32", (("Q", "*bf16"), ("n", "i32")), (("BLOCK_H", 32),), (("n", 1),))
 
 EXISTING = """\
 # my settings
@@ -43,7 +44,7 @@ buckets = [8, 48]
 @given(st.one_of(st.text(), st.integers(), st.booleans(),
                  st.floats(allow_nan=False), st.floats(allow_nan=True, allow_infinity=True).filter(lambda f: f != f or abs(f) == float("inf"))))
 def test_toml_values_round_trip(value):
-    got = tomllib.loads(f"v = {stanza.toml_value(value)}")["v"]
+    got = tomllib.loads(f"v = {spec_toml.toml_value(value)}")["v"]
     if isinstance(value, float) and value != value:
         assert got != got
     else:
@@ -52,7 +53,7 @@ def test_toml_values_round_trip(value):
 
 @given(st.text(min_size=1))
 def test_any_key_round_trips(key):
-    doc = tomllib.loads(f"t = {stanza._inline(((key, 1),))}")
+    doc = tomllib.loads(f"t = {spec_toml.inline_table(((key, 1),))}")
     assert doc["t"] == {key: 1}
 
 
@@ -60,7 +61,7 @@ def test_new_file_round_trip_and_check_reads_it(tmp_path):
     path = tmp_path / "autotune-rewrite.toml"
     stanza.merge_file(path, [T16, T32])
     doc = tomllib.loads(path.read_text())
-    assert doc["kernels"] == [stanza.table_dict(T16), stanza.table_dict(T32)]
+    assert doc["kernels"] == [spec_toml.table_dict(T16), spec_toml.table_dict(T32)]
     entries = launch_spec.spec_entries(load_settings(tmp_path).raw)
     assert [(e.kernel, e.spec) for e in entries] == [("mla/k.py::kern", "captured BLOCK_H=16"),
                                                      ("mla/k.py::kern", "captured BLOCK_H=32")]
@@ -72,8 +73,8 @@ def test_merge_replaces_same_spec_in_place_and_keeps_the_rest_byte_for_byte():
     merged = stanza.merge_text(EXISTING, [T16, T32])
     doc = tomllib.loads(merged)
     assert doc["arch"] == ["sm_120"] and doc["variants"] == {"buckets": [8, 48]}
-    assert doc["kernels"] == [stanza.table_dict(T16), {"kernel": "other.py::k2", "spec": "default", "types": {"x": "*fp32"}},
-                              stanza.table_dict(T32)]
+    assert doc["kernels"] == [spec_toml.table_dict(T16), {"kernel": "other.py::k2", "spec": "default", "types": {"x": "*fp32"}},
+                              spec_toml.table_dict(T32)]
     # everything that was not replaced is still there, in order, with its comments
     for keep in ("# my settings\narch = [\"sm_120\"]  # the fleet\n\n# hand-written spec\n",
                  "# another kernel, kept\n[[kernels]]\nkernel = \"other.py::k2\"",
@@ -113,4 +114,4 @@ def test_invalid_existing_file_is_a_user_error(tmp_path):
 
 def test_unwritable_values_are_refused():
     with pytest.raises(TypeError):
-        stanza.toml_value(None)
+        spec_toml.toml_value(None)

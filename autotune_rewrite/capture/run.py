@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from autotune_rewrite import spec_toml
 from autotune_rewrite.capture import hooks, stanza
 from autotune_rewrite.capture.records import CaptureResult, KernelCapture, fold, read_records
 from autotune_rewrite.errors import UserError
@@ -104,7 +105,7 @@ def run_program(command: Sequence[str], records: Path) -> int:
     return code if code >= 0 else 128 - code  # killed by a signal: the shell's convention
 
 
-def tables_for(kernels: Sequence[KernelCapture]) -> list[stanza.Table]:
+def tables_for(kernels: Sequence[KernelCapture]) -> list[spec_toml.Table]:
     tables = []
     for kc in kernels:
         for spec in kc.specs:
@@ -112,7 +113,7 @@ def tables_for(kernels: Sequence[KernelCapture]) -> list[stanza.Table]:
                         + "; ".join(", ".join(f"{k}={v}" for k, v in kv) or "-" for kv in kc.key_values[:12])
                         + (" ..." if len(kc.key_values) > 12 else "")]
             comments += [f"captured note: {n}" for n in spec.notes]
-            tables.append(stanza.Table(kc.ident, spec.name, spec.types, spec.constexprs, spec.values, tuple(comments)))
+            tables.append(spec_toml.Table(kc.ident, spec.name, spec.types, spec.constexprs, spec.values, tuple(comments)))
     return tables
 
 

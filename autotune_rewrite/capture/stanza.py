@@ -9,11 +9,9 @@ tables) stays as it was. Tables whose (kernel, spec) a capture produced are repl
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,75 +21,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.spec_toml import Table, render_table, table_dict
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-
-
-@dataclass(frozen=True)
-class Table:
-    """One ``[[kernels]]`` table to write."""
-
-    kernel: str
-    spec: str
-    types: tuple[tuple[str, str], ...]
-    constexprs: tuple[tuple[str, Any], ...] = ()
-    values: tuple[tuple[str, int], ...] = ()
-    comments: tuple[str, ...] = ()
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        out = []
-        for ch in value:
-            if ch in '"\\':
-                out.append("\\" + ch)
-            elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-                out.append(f"\\u{ord(ch):04x}")
-            else:
-                out.append(ch)
-        return '"' + "".join(out) + '"'
-    raise TypeError(f"cannot write {type(value).__name__} {value!r} as TOML")
-
-
-def _key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_value(name)
-
-
-def _inline(pairs: Sequence[tuple[str, Any]]) -> str:
-    if not pairs:
-        return "{}"
-    return "{ " + ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in pairs) + " }"
-
-
-def render_table(table: Table, prefix: str = "") -> str:
-    lines = [f"# {c}" for c in table.comments]
-    lines += [f"[[{prefix}kernels]]", f"kernel = {toml_value(table.kernel)}", f"spec = {toml_value(table.spec)}",
-              f"types = {_inline(table.types)}"]
-    if table.constexprs:
-        lines.append(f"constexprs = {_inline(table.constexprs)}")
-    if table.values:
-        lines.append(f"values = {_inline(table.values)}")
-    return "\n".join(lines) + "\n"
-
-
-def table_dict(table: Table) -> dict[str, Any]:
-    """What ``tomllib`` reads back for ``table``."""
-    out: dict[str, Any] = {"kernel": table.kernel, "spec": table.spec, "types": dict(table.types)}
-    if table.constexprs:
-        out["constexprs"] = dict(table.constexprs)
-    if table.values:
-        out["values"] = dict(table.values)
-    return out
 
 
 def prefix_for(path: Path) -> str:
