@@ -70,7 +70,7 @@ def scan(
     not UTF-8 are listed as errors); 2 when nothing could be scanned (missing path, bad settings).
     """
     from autotune_rewrite.output import scan as scan_out
-    from autotune_rewrite.scan import scan as run_scan
+    from autotune_rewrite.locate.scan import scan as run_scan
     from autotune_rewrite.settings import load_settings
 
     try:
@@ -107,7 +107,7 @@ def check(
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
     shared memory, registers and spills, apply the CUDA occupancy rules."""
-    from autotune_rewrite.feasibility import check as run_check
+    from autotune_rewrite.check.check import check as run_check
     from autotune_rewrite.output import check as check_out
 
     try:
@@ -150,7 +150,7 @@ def diff(
     from autotune_rewrite.output import check as check_out
     from autotune_rewrite.output import rewrite as rewrite_out
     from autotune_rewrite.rewrite.bucket import parse_buckets
-    from autotune_rewrite.rewrite_pipeline import run_rewrites
+    from autotune_rewrite.rewrite.diff import run_rewrites
 
     try:
         edges = parse_buckets(buckets) if buckets is not None else None
@@ -184,7 +184,7 @@ def apply(
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
     from --base, without touching your working tree, index or HEAD. Prints each branch and its PR body file."""
-    from autotune_rewrite.branches import apply_variants
+    from autotune_rewrite.rewrite.apply import apply_variants
     from autotune_rewrite.output import rewrite as rewrite_out
     from autotune_rewrite.rewrite.bucket import parse_buckets
 
@@ -213,7 +213,7 @@ def capture(
     """Run a program with Triton's hooks installed (`capture -- python prog.py ...`) and record, for every
     autotuned kernel it launches, the launch spec `check` needs: parameter types, constexprs, int values
     (== 1 / divisible by 16) and the autotune key values seen. Same-named specs are replaced, others kept."""
-    from autotune_rewrite.capture.run import capture as run_capture
+    from autotune_rewrite.gpu.capture.capture import capture as run_capture
     from autotune_rewrite.output import capture as capture_out
 
     try:
@@ -235,7 +235,7 @@ def inspect_cache(
     """Read a Triton cache: per compiled kernel its warps, stages, SMEM, registers and spills (cuobjdump
     on its cubin), typed parameters, the autotuner's recorded timings, and whether it launches on
     each target. Exit 1 when some kernel cannot launch on some target."""
-    from autotune_rewrite.cache_inspection import inspect_cache as run_inspect
+    from autotune_rewrite.gpu.inspect_cache import inspect_cache as run_inspect
     from autotune_rewrite.output import inspect_cache as inspect_out
     from autotune_rewrite.targets import DEFAULT_TARGET, resolve_target
 
@@ -262,7 +262,7 @@ def bench(
 ) -> None:
     """A/B every config the variants would emit (plus the original ones) on the local GPU: median time
     with do_bench and CUDA graph replay per batch size, achieved bandwidth, a plot and a recommendation."""
-    from autotune_rewrite.bench.run import bench_and_save, parse_batches
+    from autotune_rewrite.gpu.bench.bench import bench_and_save, parse_batches
     from autotune_rewrite.output import bench as bench_out
     from autotune_rewrite.output import check as check_out
 

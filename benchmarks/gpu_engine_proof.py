@@ -31,9 +31,9 @@ from triton.runtime.errors import OutOfResources
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autotune_rewrite.compile_pool import compile_many  # noqa: E402
-from autotune_rewrite.evidence import CompileJob, KernelBundle  # noqa: E402
-from autotune_rewrite.occupancy import occupancy  # noqa: E402
+from autotune_rewrite.check.compile_pool import compile_many  # noqa: E402
+from autotune_rewrite.check.evidence import CompileJob, KernelBundle  # noqa: E402
+from autotune_rewrite.check.occupancy import occupancy  # noqa: E402
 from autotune_rewrite.targets import resolve_target  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "engine" / "tiled_dot.py"

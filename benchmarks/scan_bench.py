@@ -10,7 +10,7 @@ per line and a ~45-line body, a combine kernel, config helpers).
 Prints JSON:
 - ``floor_s``: list the files, read every one, prefilter, and LibCST-parse exactly the files the
   scan parses (those passing its byte prefilters), nothing else;
-- ``scan_j1_s`` / ``scan_j2_s``: ``autotune_rewrite.scan.scan`` with 1 and 2 workers;
+- ``scan_j1_s`` / ``scan_j2_s``: ``autotune_rewrite.locate.scan.scan`` with 1 and 2 workers;
 - ``scan_over_floor`` (goal <= 1.3) and ``speedup_j2`` (goal >= 1.6);
 - the same ratio in CPU seconds (``scan_over_floor_cpu``), steadier on a shared machine.
 Each figure is the best of ``--repeat`` runs, interleaved so machine noise hits all alike.
@@ -35,7 +35,7 @@ import libcst
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any  # noqa: E402
-from autotune_rewrite.scan import scan  # noqa: E402
+from autotune_rewrite.locate.scan import scan  # noqa: E402
 
 KERNEL_BODY = """    pid_b = tl.program_id(0)
     pid_h = tl.program_id(1)

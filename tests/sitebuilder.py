@@ -1,6 +1,6 @@
 """Build the scan's AutotuneSite for small inline sources, for the rewrite unit tests.
 
-The real locator lives in ``autotune_rewrite.scan``; these tests exercise the transforms on
+The real locator lives in ``autotune_rewrite.locate.scan``; these tests exercise the transforms on
 their own, so they read the few facts a transform needs straight from LibCST here.
 """
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite import templating
-from autotune_rewrite.bench import plot, results
-from autotune_rewrite.bench.recommend import recommend
-from autotune_rewrite.bench.results import BenchConfig, BenchResult, Measurement
-from autotune_rewrite.bench.run import bucket_of
+from autotune_rewrite.output import templating
+from autotune_rewrite.gpu.bench import plot, results
+from autotune_rewrite.gpu.bench.recommend import recommend
+from autotune_rewrite.gpu.bench.results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.gpu.bench.bench import bucket_of
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.output import bench as bench_out
 
@@ -127,7 +127,7 @@ def test_table_goes_to_stderr_and_json_to_stdout(capsys, monkeypatch):
 
 @pytest.fixture(scope="module")
 def mm_v1(tmp_path_factory):
-    from autotune_rewrite.rewrite_pipeline import run_rewrites
+    from autotune_rewrite.rewrite.diff import run_rewrites
 
     root = tmp_path_factory.mktemp("bench-pr") / "mm_helper"
     shutil.copytree(Path(__file__).parent / "fixtures" / "rewrite" / "mm_helper", root,

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autotune_rewrite import launch_spec
-from autotune_rewrite import spec_toml
-from autotune_rewrite.capture import stanza
-from autotune_rewrite.capture.run import default_settings_file
+from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check import spec_toml
+from autotune_rewrite.gpu.capture import stanza
+from autotune_rewrite.gpu.capture.capture import default_settings_file
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import load_settings
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite import feasibility, launch_spec
+from autotune_rewrite.check import check as feasibility
+from autotune_rewrite.check import launch_spec
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.scan import find_site, scan
+from autotune_rewrite.locate.scan import find_site, scan
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 

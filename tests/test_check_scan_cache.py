@@ -7,7 +7,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from autotune_rewrite.scan_cache import cached_scan
+from autotune_rewrite.locate.scan_cache import cached_scan
 from autotune_rewrite.settings import load_settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
@@ -37,7 +37,7 @@ def test_scan_is_reused_until_a_file_changes(tmp_path: Path):
 def test_smem_fit_is_memoized_by_its_points(tmp_path: Path):
     import json
 
-    from autotune_rewrite.smem_probe import _cached_fit
+    from autotune_rewrite.check.smem_probe import _cached_fit
 
     # DOMAIN.md's four compiled points of the motivating kernel.
     points = [({"BLOCK_H": 16, "BLOCK_T": 16, "num_stages": 2}, 61568),

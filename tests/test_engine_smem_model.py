@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autotune_rewrite.smem_model import fit_smem_model, format_terms, largest_fit, predict, probe_points
+from autotune_rewrite.check.smem_model import fit_smem_model, format_terms, largest_fit, predict, probe_points
 from autotune_rewrite.targets import ARCHS
 
 # The four compiled points of the sparse MLA decode kernel recorded in DOMAIN.md section 1

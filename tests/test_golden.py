@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite import templating
-from autotune_rewrite.resources import triton_version
-from autotune_rewrite.rewrite_pipeline import run_rewrites
+from autotune_rewrite.output import templating
+from autotune_rewrite.check.resources import triton_version
+from autotune_rewrite.rewrite.diff import run_rewrites
 from rewrite_e2e import cache  # noqa: F401 (a fixture: the session's compile cache)
 
 HERE = Path(__file__).parent

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.cache_inspection import inspect_cache
-from autotune_rewrite.resources import read_resource_usage
+from autotune_rewrite.gpu.inspect_cache import inspect_cache
+from autotune_rewrite.check.resources import read_resource_usage
 from autotune_rewrite.targets import resolve_target
-from autotune_rewrite.triton_cache import parse_ttir_signature, read_cache
+from autotune_rewrite.gpu.triton_cache import parse_ttir_signature, read_cache
 
 FIXTURE = Path(__file__).parent / "fixtures" / "engine" / "tiled_dot.py"
 

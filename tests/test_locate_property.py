@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autotune_rewrite.scan import scan
+from autotune_rewrite.locate.scan import scan
 from locate_helpers import text_at
 
 IMPORTS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_rewrite.scan import find_site, scan
+from autotune_rewrite.locate.scan import find_site, scan
 from autotune_rewrite.errors import UserError
 from locate_helpers import REPO, by_kernel, text_at
 

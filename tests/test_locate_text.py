@@ -8,7 +8,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from autotune_rewrite.locate.facts import analyze_source
-from autotune_rewrite.scan import scan
+from autotune_rewrite.locate.scan import scan
 from locate_helpers import FIXTURES, text_at
 
 ALL_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py"))

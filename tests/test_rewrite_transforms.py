@@ -7,8 +7,8 @@ from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.rewrite import rewrite
-from autotune_rewrite.variants import Decision, PlannedConfig
+from autotune_rewrite.rewrite.transform import rewrite
+from autotune_rewrite.rewrite.variants import Decision, PlannedConfig
 
 KERNEL = '''import triton
 import triton.language as tl

@@ -10,7 +10,7 @@ import pytest
 from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import (
+from autotune_rewrite.check.evidence import (
     CompileJob,
     CompileOutcome,
     ConfigVerdict,
@@ -20,7 +20,7 @@ from autotune_rewrite.evidence import (
     Occupancy,
 )
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.variants import MAX_WARPS, config_key, decide
+from autotune_rewrite.rewrite.variants import MAX_WARPS, config_key, decide
 from test_rewrite_transforms import KERNEL
 
 SPEC = LaunchSpec(name="BLOCK_H=16", types=(), constexprs=(("BLOCK_H", 16),))

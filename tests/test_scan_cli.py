@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autotune_rewrite.model import to_jsonable
-from autotune_rewrite.scan import scan
+from autotune_rewrite.locate.scan import scan
 from locate_helpers import REPO
 
 KERNEL = """import triton

@@ -12,9 +12,9 @@ import tomllib
 
 import pytest
 
-from autotune_rewrite import launch_spec
+from autotune_rewrite.check import launch_spec
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import LaunchSpec
+from autotune_rewrite.check.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, Span
 
 SPAN = Span(1, 0, 1, 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.markup import escape
 
-from autotune_rewrite.capture.run import CaptureRun
+from autotune_rewrite.gpu.capture.capture import CaptureRun
 from autotune_rewrite.output import stderr, warning
 
 

@@ -33,8 +33,8 @@ from pathlib import Path
 from rich.table import Table
 
 from autotune_rewrite import output
-from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
-from autotune_rewrite.feasibility import CheckResult
+from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport, SmemModel
+from autotune_rewrite.check.check import CheckResult
 from autotune_rewrite.targets import Target
 
 SCHEMA_VERSION = 1

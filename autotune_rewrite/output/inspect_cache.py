@@ -24,7 +24,7 @@ import json
 from rich.table import Table
 
 from autotune_rewrite import output
-from autotune_rewrite.cache_inspection import InspectedKernel, InspectResult
+from autotune_rewrite.gpu.inspect_cache import InspectedKernel, InspectResult
 
 SCHEMA_VERSION = 1
 

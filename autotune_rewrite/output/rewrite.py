@@ -8,8 +8,8 @@ import json
 from rich.markup import escape
 
 from autotune_rewrite import output
-from autotune_rewrite.branches import ApplyResult
-from autotune_rewrite.rewrite_pipeline import RewriteRun
+from autotune_rewrite.rewrite.apply import ApplyResult
+from autotune_rewrite.rewrite.diff import RewriteRun
 
 
 def print_diff(run: RewriteRun) -> None:

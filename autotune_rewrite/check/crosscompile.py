@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite import resources
-from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.check import resources
+from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 
 VARIANTS = ("prune", "v1", "v2", "v3")

@@ -1,6 +1,6 @@
 """Which configs to bench: every original config plus what each variant would emit.
 
-The variants' configs come from the rewrite pipeline's own decision (``rewrite_pipeline._decide``
+The variants' configs come from the rewrite pipeline's own decision (``rewrite.diff._decide``
 over ``feasibility.check``), for the target GPUs of the settings or ``--arch``, so bench times
 exactly the lists ``diff``/``apply`` would write. Nothing is decided here.
 """
@@ -13,7 +13,7 @@ from typing import Sequence
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite, ConfigValue
-from autotune_rewrite.variants import VARIANTS, config_key
+from autotune_rewrite.rewrite.variants import VARIANTS, config_key
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ def parse_config(text: str) -> ConfigValue:
 
 def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] | None = None,
          workers: int | None = None, progress=None, also: Sequence[ConfigValue] = ()) -> BenchPlan:
-    from autotune_rewrite import feasibility
-    from autotune_rewrite.rewrite_pipeline import _decide
+    from autotune_rewrite.check import check as feasibility
+    from autotune_rewrite.rewrite.diff import _decide
 
     for v in variants:
         if v not in VARIANTS:

@@ -13,13 +13,13 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
-from autotune_rewrite.bench import inputs as bench_inputs
-from autotune_rewrite.bench import timing
-from autotune_rewrite.bench.plan import BenchPlan, parse_config, plan as make_plan
-from autotune_rewrite.bench.recommend import recommend
-from autotune_rewrite.bench.results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.gpu.bench import inputs as bench_inputs
+from autotune_rewrite.gpu.bench import timing
+from autotune_rewrite.gpu.bench.plan import BenchPlan, parse_config, plan as make_plan
+from autotune_rewrite.gpu.bench.recommend import recommend
+from autotune_rewrite.gpu.bench.results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.variants import VARIANTS
+from autotune_rewrite.rewrite.variants import VARIANTS
 
 DEFAULT_BATCHES = (1, 8, 32, 64, 96)
 METRIC = "graph_ms"  # serving replays CUDA graphs: rank configs by graph replay time
@@ -161,7 +161,7 @@ def bench_and_save(path: Path | str, kernel: str, out_dir: Path | str | None = N
     (default ``<git dir>/autotune-rewrite/bench``). Returns the result and the JSON's path."""
     from dataclasses import replace
 
-    from autotune_rewrite.bench import plot, results
+    from autotune_rewrite.gpu.bench import plot, results
 
     timing.require_gpu()
     path = Path(path)

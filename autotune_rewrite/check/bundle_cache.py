@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_rewrite.atomic_write import write_atomic
-from autotune_rewrite.evidence import KernelBundle
+from autotune_rewrite.check.evidence import KernelBundle
 
 _LOADER = Path(__file__).with_name("kernel_loader.py")
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autotune_rewrite.atomic_write import write_atomic
-from autotune_rewrite import launch_spec, smem_model
-from autotune_rewrite.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
+from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check import smem_model
+from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.targets import Target
 

@@ -13,7 +13,7 @@ Each limit below names the header function it mirrors; the unit tests work the n
 
 from __future__ import annotations
 
-from autotune_rewrite.evidence import CompileOutcome, Occupancy
+from autotune_rewrite.check.evidence import CompileOutcome, Occupancy
 from autotune_rewrite.targets import Arch
 
 INT_MAX = 2**31 - 1

@@ -23,9 +23,9 @@ from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
 SCHEMA = 1
-_PACKAGE = Path(__file__).parent
+_PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
-_LOCATOR_FILES = ("scan.py", "files.py", "model.py", "settings.py")
+_LOCATOR_FILES = ("files.py", "model.py", "settings.py")
 
 
 def _locator_digest() -> str:
@@ -60,7 +60,7 @@ def cached_scan(
     ``cache_dir`` None scans every time."""
     explicit = tuple(paths or ())
     if cache_dir is None:
-        from autotune_rewrite.scan import scan
+        from autotune_rewrite.locate.scan import scan
 
         return scan(root, paths=explicit or None, jobs=jobs, settings=settings)
     entry = Path(cache_dir) / "scans" / f"{_key(root, explicit, settings)}.pickle"
@@ -70,7 +70,7 @@ def cached_scan(
             return result
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
-    from autotune_rewrite.scan import scan  # LibCST is imported only when a scan really runs
+    from autotune_rewrite.locate.scan import scan  # LibCST is imported only when a scan really runs
 
     result = scan(root, paths=explicit or None, jobs=jobs, settings=settings)
     _store(entry, result)

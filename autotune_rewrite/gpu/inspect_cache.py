@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import Occupancy
-from autotune_rewrite.occupancy import occupancy
-from autotune_rewrite.resources import read_resource_usage, triton_version
+from autotune_rewrite.check.evidence import Occupancy
+from autotune_rewrite.check.occupancy import occupancy
+from autotune_rewrite.check.resources import read_resource_usage, triton_version
 from autotune_rewrite.targets import Target
-from autotune_rewrite.triton_cache import (
+from autotune_rewrite.gpu.triton_cache import (
     CacheContents,
     CacheEntry,
     EntryError,

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_rewrite.bench.recommend import Recommendation
+from autotune_rewrite.gpu.bench.recommend import Recommendation
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import to_jsonable
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite.atomic_write import write_atomic
-from autotune_rewrite import resources
-from autotune_rewrite.evidence import CompileJob, CompileOutcome
+from autotune_rewrite.check import resources
+from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
 
 SCHEMA = 1  # bump when the stored fields or their meaning change
 ENV_VAR = "AUTOTUNE_REWRITE_CACHE_DIR"

@@ -16,14 +16,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
-from autotune_rewrite import feasibility
-from autotune_rewrite.diffs import combined_diff
+from autotune_rewrite.check import check as feasibility
+from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode, UserError
-from autotune_rewrite.evidence import KernelReport
-from autotune_rewrite.kernel_loader import KernelLoadError
+from autotune_rewrite.check.evidence import KernelReport
+from autotune_rewrite.check.kernel_loader import KernelLoadError
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.rewrite import FileChange, bucket, rewrite, rewrite_all
-from autotune_rewrite.variants import VARIANTS, Decision, config_key, decide
+from autotune_rewrite.rewrite import bucket
+from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
+from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
 MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
 
@@ -195,7 +196,7 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
     """Write the rewritten files into a private copy of ``root``, scan it again and compile
     every rewritten kernel with its new configs: each must parse, carry exactly the decided
     configs, and launch."""
-    from autotune_rewrite.scan import scan
+    from autotune_rewrite.locate.scan import scan
     from autotune_rewrite.settings import load_settings
 
     tmp = Path(tempfile.mkdtemp(prefix="autotune-rewrite-recheck-"))

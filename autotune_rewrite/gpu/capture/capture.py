@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_rewrite import spec_toml
-from autotune_rewrite.capture import hooks, stanza
-from autotune_rewrite.capture.records import CaptureResult, KernelCapture, fold, read_records
+from autotune_rewrite.check import spec_toml
+from autotune_rewrite.gpu.capture import hooks, stanza
+from autotune_rewrite.gpu.capture.records import CaptureResult, KernelCapture, fold, read_records
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.settings import TOOL_FILE

@@ -21,7 +21,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.spec_toml import Table, render_table, table_dict
+from autotune_rewrite.check.spec_toml import Table, render_table, table_dict
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import jinja2
 
-from autotune_rewrite.evidence import ConfigVerdict, KernelReport
-from autotune_rewrite.variants import Decision
+from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.rewrite.variants import Decision
 
 TOOL = "autotune-rewrite"
 
 
 def templates_dir() -> Path:
     here = Path(__file__).resolve().parent
-    for candidate in (here / "templates", here.parent / "templates"):
+    for candidate in (here.parent / "templates", here.parent.parent / "templates"):
         if (candidate / "commit_message.j2").is_file():
             return candidate
     raise RuntimeError(f"templates not found next to {here} (broken install?)")

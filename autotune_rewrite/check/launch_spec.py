@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_rewrite.spec_toml import Table, render_table
+from autotune_rewrite.check.spec_toml import Table, render_table
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import LaunchSpec
+from autotune_rewrite.check.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam
 
 _SETTINGS_KEYS = {"kernel", "spec", "types", "constexprs", "values"}

@@ -33,8 +33,8 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from autotune_rewrite.bundle_cache import KernelLoadError, lookup, store
-from autotune_rewrite.evidence import KernelBundle
+from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
+from autotune_rewrite.check.evidence import KernelBundle
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
 _JIT_NAMES = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.runtime.jit.JITFunction"}

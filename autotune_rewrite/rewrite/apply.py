@@ -23,10 +23,10 @@ from typing import Sequence
 
 import git
 
-from autotune_rewrite import templating
+from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.rewrite_pipeline import KernelRewrite, RewriteRun, run_rewrites
-from autotune_rewrite.variants import VARIANTS
+from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrites
+from autotune_rewrite.rewrite.variants import VARIANTS
 
 PREFIX = "autotune-rewrite"
 _NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
@@ -153,7 +153,7 @@ def apply_variants(
                 wt.git.execute(["git", *_NO_HOOKS, "reset", "-q", "--hard", base_sha])
         _check_names(repo, [name for name, *_ in made], force)
         branches, bodies = [], []
-        from autotune_rewrite.bench.results import load_latest
+        from autotune_rewrite.gpu.bench.results import load_latest
 
         for name, sha, kr, run in made:
             ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))

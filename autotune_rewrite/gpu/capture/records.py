@@ -5,7 +5,7 @@ meta-params taken out: the compiles of one launch shape under its N configs diff
 those meta-params (and num_warps/num_stages), so they fold into one spec; a second head-block
 size, dtype or a ``== 1`` / divisible-by-16 change is a second spec.
 
-What goes where in the ``[[kernels]]`` table ``check`` reads (``launch_spec.py``):
+What goes where in the ``[[kernels]]`` table ``check`` reads (``check/launch_spec.py``):
 
 - ``types``: every non-constexpr parameter with the type the runtime gave it; an int the runtime
   folded to a constexpr because it was 1 keeps its int type here and ``values`` says 1 (``check``

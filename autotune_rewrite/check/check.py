@@ -22,11 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_rewrite import launch_spec, smem_probe
-from autotune_rewrite.compile_cache import default_cache_dir
-from autotune_rewrite.compile_pool import compile_many
+from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check import smem_probe
+from autotune_rewrite.check.compile_cache import default_cache_dir
+from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
-from autotune_rewrite.evidence import (
+from autotune_rewrite.check.evidence import (
     CompileJob,
     CompileOutcome,
     ConfigVerdict,
@@ -34,11 +35,11 @@ from autotune_rewrite.evidence import (
     KernelReport,
     LaunchSpec,
 )
-from autotune_rewrite.bundle_cache import KernelLoadError, lookup
+from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
-from autotune_rewrite.occupancy import occupancy_of
-from autotune_rewrite.resources import ptxas_version, triton_version
-from autotune_rewrite.scan_cache import cached_scan
+from autotune_rewrite.check.occupancy import occupancy_of
+from autotune_rewrite.check.resources import ptxas_version, triton_version
+from autotune_rewrite.locate.scan_cache import cached_scan
 from autotune_rewrite.settings import load_settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
@@ -224,7 +225,7 @@ def _bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> Ke
     hit = lookup(root, path, site.kernel, cache_dir) if cache_dir is not None else None
     if hit is not None:
         return hit
-    from autotune_rewrite.kernel_loader import load_bundle  # LibCST only when a bundle is built
+    from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
 
     return load_bundle(root, path, site.kernel, cache_dir)
 

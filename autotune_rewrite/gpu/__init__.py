@@ -1,0 +1,1 @@
+"""Commands that read or run on a real GPU's artefacts: capture, bench, inspect-cache."""

@@ -1,0 +1,125 @@
+"""Rewrite stage: turn a variant ``Decision`` into new file texts (pure; nothing is written).
+
+Each transform finds its nodes with LibCST (by the spans the scan reported) and emits text
+edits, so everything it does not touch stays byte-identical. Every changed file is parsed
+again before it is returned (black's habit of checking its own output).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence as Seq
+
+import libcst as cst
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.rewrite import bucket
+from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
+from autotune_rewrite.rewrite.edits import Edit, apply_edits
+from autotune_rewrite.rewrite.parsed import ParsedFile
+from autotune_rewrite.rewrite.variants import Decision
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str  # relative to the scan root, POSIX separators
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class RewriteResult:
+    decision: Decision
+    changes: tuple[FileChange, ...] = ()  # only files whose text changed
+    notes: tuple[str, ...] = ()  # things the user should know (a generator replaced by a list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+class _Files:
+    def __init__(self, read: Callable[[str], str]) -> None:
+        self.read = read
+        self.parsed: dict[str, ParsedFile] = {}
+        self.edits: dict[str, list[Edit]] = {}
+
+    def __call__(self, path: str) -> ParsedFile:
+        if path not in self.parsed:
+            self.parsed[path] = ParsedFile(path, self.read(path))
+        return self.parsed[path]
+
+    def add(self, path: str, edits: Seq[Edit]) -> None:
+        self.edits.setdefault(path, []).extend(edits)
+
+
+def rewrite(
+    decision: Decision,
+    read: Callable[[str], str],
+    *,
+    batch_expr: str | None = None,
+    buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
+) -> RewriteResult:
+    """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
+    (paths as the scan reported them, newlines untranslated)."""
+    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets)
+    return RewriteResult(decision, changes, notes)
+
+
+def rewrite_all(
+    decisions: Seq[Decision],
+    read: Callable[[str], str],
+    *,
+    batch_expr: str | None = None,
+    buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
+) -> tuple[tuple[FileChange, ...], tuple[str, ...]]:
+    """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
+    files = _Files(read)
+    notes: list[str] = []
+    helpers: set[str] = set()
+    for decision in decisions:
+        if not (decision.skipped or decision.needs):
+            notes += _collect(decision, files, helpers, batch_expr, buckets)
+    changes = []
+    for path, path_edits in files.edits.items():
+        if not path_edits:
+            continue
+        before = files(path).text
+        after = apply_edits(before, path_edits)
+        if after == before:
+            continue
+        try:
+            cst.parse_module(after)
+        except cst.ParserSyntaxError as exc:  # a transform bug, never the user's input
+            raise RuntimeError(f"rewritten {path} does not parse: {exc}") from exc
+        changes.append(FileChange(path, before, after))
+    return tuple(sorted(changes, key=lambda c: c.path)), tuple(notes)
+
+
+def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets) -> list[str]:
+    site = decision.site
+    pf = files(site.path)
+    edits, notes = config_edits(pf, site, decision, files)
+    files.add(site.path, edits)
+    if not decision.add_bs_bucket:
+        return notes
+    if not site.launches:
+        raise UserError(
+            f"{site.ident}: v3 adds a {bucket.PARAM} argument but the scan found no launch site to "
+            "pass it; scan the folder that holds the callers"
+        )
+    call = find_autotune_call(pf, site)
+    files.add(site.path, bucket.key_edits(pf, call, site))
+    kpath = site.kernel_path or site.path
+    kpf = files(kpath)
+    fn = bucket.find_kernel(kpf, site)
+    already = any(p.name.value == bucket.PARAM for p in fn.params.params)
+    idx = bucket.insert_index(fn, site.launches, site)
+    files.add(kpath, bucket.signature_edits(kpf, fn, idx, site))
+    files.add(kpath, bucket.jit_edits(kpf, fn, idx, site, inserted=not already))
+    for launch in site.launches:
+        files.add(launch.path, bucket.launch_edits(files(launch.path), launch, batch_expr, site.kernel))
+        if launch.path not in helpers:
+            helpers.add(launch.path)
+            files.add(launch.path, bucket.helper_edits(files(launch.path), buckets))
+    return notes
