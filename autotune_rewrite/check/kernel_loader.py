@@ -35,12 +35,9 @@ from libcst.metadata import (
 
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.triton_names import REEXPORTED_MODULES, is_jit, is_triton_module
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
-_JIT_NAMES = {"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit", "triton.runtime.jit.JITFunction"}
-# Names an engine may re-export Triton under (``from vllm.triton_utils import tl, triton``):
-# when the re-export cannot be followed inside the repo, these still mean Triton.
-_TRITON_FALLBACK = {"triton": "import triton", "tl": "import triton.language as tl"}
 _STATIC_CALLS = {"constexpr", "int", "float", "bool", "min", "max", "abs", "cdiv", "next_power_of_2"}
 
 
@@ -64,10 +61,6 @@ class _Emit:
     owners: dict[str, tuple[str, str]] = field(default_factory=dict)  # emitted name -> (module, name)
     done: set[tuple[str, str]] = field(default_factory=set)
     namespace_attrs: set[tuple[str, str]] = field(default_factory=set)  # (alias, attr) emitted
-
-
-def _is_jit(qualnames) -> bool:
-    return any(q.name in _JIT_NAMES or q.name.endswith(".triton.jit") for q in qualnames)
 
 
 class _Loader:
@@ -170,7 +163,7 @@ class _Loader:
                 continue
             imported = _dotted(alias.name)
             if isinstance(node, cst.Import):
-                if imported.split(".")[0] == "triton":
+                if is_triton_module(imported):
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
                     return
                 target = self.find_module(mod.path, imported, 0)
@@ -180,7 +173,7 @@ class _Loader:
             else:
                 source = _dotted(node.module) if node.module else ""
                 level = len(node.relative)
-                if level == 0 and source.split(".")[0] == "triton":
+                if level == 0 and is_triton_module(source):
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
                     return
                 sub = self.find_module(mod.path, f"{source}.{imported}" if source else imported, level)
@@ -191,8 +184,8 @@ class _Loader:
                 if package is not None:
                     self.name(self.module(package), imported, name)
                     return
-            if name in _TRITON_FALLBACK:
-                self._add_import(_TRITON_FALLBACK[name])
+            if name in REEXPORTED_MODULES:
+                self._add_import(REEXPORTED_MODULES[name])
             return  # a package outside the repo (torch, the engine): never imported
 
     def _namespace(self, mod: _Module, alias: str, target: Path) -> None:
@@ -228,7 +221,7 @@ class _Loader:
         self.out.defs.append(code)
 
     def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> None:
-        kept = [_compile_relevant(d) for d in node.decorators if _is_jit(_qualnames(mod, d.decorator))]
+        kept = [_compile_relevant(d) for d in node.decorators if is_jit(q.name for q in _qualnames(mod, d.decorator))]
         if not kept and jit_required:
             return  # a plain Python helper: not callable from a kernel, so not needed
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])

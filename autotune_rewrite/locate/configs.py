@@ -23,7 +23,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from autotune_rewrite.locate.helpers import HelperCalls
-from autotune_rewrite.locate.names import CONFIG
+from autotune_rewrite.triton_names import CONFIG
 from autotune_rewrite.locate.values import (
     CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Pending, Return, Unresolved,
     bind, iterable, to_configs, to_names,

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from autotune_rewrite.locate.nesting import NestingVisitor
-from autotune_rewrite.locate.names import AUTOTUNE, WRAP_TRITON
+from autotune_rewrite.triton_names import AUTOTUNE, WRAP_TRITON
 from autotune_rewrite.model import LaunchSite
 
 

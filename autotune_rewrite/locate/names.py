@@ -1,4 +1,4 @@
-"""Triton's qualified names, and turning LibCST's qualified names into absolute dotted names.
+"""Turning LibCST's qualified names into absolute dotted names.
 
 Matching is by what a name *is* (LibCST's ``QualifiedNameProvider``), never by spelling, so
 ``import triton as tt``, ``from triton import autotune`` and
@@ -9,18 +9,6 @@ repo's own ``autotune`` or ``@libtuner`` do not.
 from __future__ import annotations
 
 from libcst.metadata import QualifiedNameSource
-
-AUTOTUNE = frozenset({"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"})
-CONFIG = frozenset({"triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"})
-JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
-HEURISTICS = frozenset({"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"})
-CONSTEXPR = frozenset({"triton.language.constexpr", "triton.language.core.constexpr"})
-WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wrap_triton"})
-
-# Decorator spellings whose function bodies the locator never needs (kernel bodies): trimmed
-# before metadata runs. Only a speed-up: sites are still decided by qualified names.
-KERNEL_DECORATOR_TAILS = frozenset({"jit", "autotune", "heuristics"})
-
 
 def absolutize(name: str, module: str, is_package: bool) -> str:
     """``.kernels._k`` seen in module ``pkg.caller`` -> ``pkg.kernels._k``."""

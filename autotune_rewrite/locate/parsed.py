@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
-from autotune_rewrite.locate.names import KERNEL_DECORATOR_TAILS, absolute_names
+from autotune_rewrite.locate.names import absolute_names
+from autotune_rewrite.triton_names import KERNEL_DECORATOR_TAILS
 from autotune_rewrite.model import Span
 
 

@@ -11,7 +11,7 @@ import libcst as cst
 from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.nesting import NestingVisitor
-from autotune_rewrite.locate.names import AUTOTUNE, JIT
+from autotune_rewrite.triton_names import AUTOTUNE, JIT
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
 
 # triton.autotune(configs, key, prune_configs_by, reset_to_zero, restore_value, ...)

@@ -22,13 +22,13 @@ from autotune_rewrite.rewrite.configs import autotune_arg
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
+from autotune_rewrite.triton_names import JIT
 
 PARAM = "bs_bucket"
 HELPER = "_bs_bucket"
 DEFAULT_BUCKETS = (8, 48)
 # Names a caller's batch size usually goes by, checked in the launching function's scope.
 BATCH_NAMES = ("B", "bs", "batch", "batch_size", "num_seqs", "num_tokens", "n_tokens")
-JIT_NAMES = {"triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit"}
 
 
 def parse_buckets(text: str | Seq[int]) -> tuple[int, ...]:
@@ -166,7 +166,7 @@ def signature_edits(pf: ParsedFile, fn: cst.FunctionDef, idx: int, site: Autotun
 def _is_jit(pf: ParsedFile, expr: cst.BaseExpression) -> bool:
     target = expr.func if isinstance(expr, cst.Call) else expr
     names = pf.qualified_names(target)
-    if names & JIT_NAMES:
+    if names & JIT:
         return True
     return not names and pf.code(target).split(".")[-1] == "jit"
 

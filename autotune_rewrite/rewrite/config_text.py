@@ -15,6 +15,7 @@ import libcst as cst
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import DEFAULT_NUM_CTAS, DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS, ConfigValue
 from autotune_rewrite.rewrite.parsed import ParsedFile
+from autotune_rewrite.triton_names import CONFIG
 
 # triton.Config(kwargs, num_warps=4, num_stages=3, num_ctas=1, maxnreg=None, pre_hook=None)
 _POSITIONAL = {"num_warps": 1, "num_stages": 2}
@@ -65,7 +66,7 @@ def derive(template_file: ParsedFile, template_call: cst.Call, config: ConfigVal
 def config_alias(pf: ParsedFile, autotune_call: cst.Call) -> str:
     """How this file names ``triton.Config``: from an existing element, else from the imports."""
     for call in pf.walk(cst.Call):
-        if "triton.Config" in pf.qualified_names(call.func) or "triton.runtime.autotuner.Config" in pf.qualified_names(call.func):
+        if pf.qualified_names(call.func) & CONFIG:
             return pf.code(call.func)
     func = autotune_call.func
     if isinstance(func, cst.Attribute):  # ``triton.autotune`` / ``tt.autotune`` -> same module's Config
@@ -74,7 +75,7 @@ def config_alias(pf: ParsedFile, autotune_call: cst.Call) -> str:
         if isinstance(node.names, cst.ImportStar):
             continue
         module = pf.code(node.module) if node.module else ""
-        if module in ("triton", "triton.runtime", "triton.runtime.autotuner"):
+        if f"{module}.Config" in CONFIG:
             for alias in node.names:
                 if pf.code(alias.name) == "Config":
                     return pf.code(alias.asname.name) if alias.asname else "Config"

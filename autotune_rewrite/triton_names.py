@@ -1,0 +1,43 @@
+"""Triton's names: every spelling of the Triton objects the tool recognises, in one place.
+
+Absolute dotted names as LibCST's qualified-name analysis reports them (``import triton as tt;
+tt.jit`` is ``triton.jit``). Triton re-exports the same object under several modules, and the
+set moved between 3.3 and 3.9, so each concept is the set of all of them. Nothing here imports
+LibCST or Triton: the light paths (a warm ``check``, the capture hooks) may use it.
+"""
+
+from __future__ import annotations
+
+AUTOTUNE = frozenset({"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"})
+CONFIG = frozenset({"triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"})
+JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
+# ``triton.runtime.jit.JITFunction(fn)`` builds the same object ``@triton.jit`` does.
+JIT_CONSTRUCTORS = JIT | {"triton.runtime.jit.JITFunction"}
+HEURISTICS = frozenset({"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"})
+CONSTEXPR = frozenset({"triton.language.constexpr", "triton.language.core.constexpr"})
+WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wrap_triton"})
+# Host-side helpers Triton exports whose value follows from their arguments alone.
+CDIV = frozenset({"triton.cdiv", "triton.runtime.cdiv", "triton.language.cdiv"})
+NEXT_POWER_OF_2 = frozenset({"triton.next_power_of_2", "triton.runtime.next_power_of_2"})
+
+# Module prefixes of the Triton language namespace (``tl.float16`` is ``triton.language.float16``).
+LANGUAGE_PREFIXES = ("triton.language.",)
+
+# Decorator spellings whose function bodies the locator never needs (kernel bodies): trimmed
+# before metadata runs. Only a speed-up: sites are still decided by qualified names.
+KERNEL_DECORATOR_TAILS = frozenset({"jit", "autotune", "heuristics"})
+
+# Names an engine may re-export Triton under (``from vllm.triton_utils import tl, triton``):
+# when the re-export cannot be followed inside the repo, these still mean Triton.
+REEXPORTED_MODULES = {"triton": "import triton", "tl": "import triton.language as tl"}
+
+
+def is_triton_module(dotted: str) -> bool:
+    """``triton`` or one of its submodules (``triton.language``), not ``tritonfoo``."""
+    return dotted == "triton" or dotted.startswith("triton.")
+
+
+def is_jit(names) -> bool:
+    """Whether a set of qualified names holds ``triton.jit`` in any spelling, also when Triton is
+    re-exported by another package (``vllm.triton_utils.triton.jit``)."""
+    return any(n in JIT_CONSTRUCTORS or n.endswith(".triton.jit") for n in names)
