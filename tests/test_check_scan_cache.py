@@ -20,7 +20,7 @@ def test_scan_is_reused_until_a_file_changes(tmp_path: Path):
     settings = load_settings(repo)
     first = cached_scan(repo, None, 1, settings, cache)
     assert {s.kernel for s in first.sites} == {"transpose_kernel", "scale_kernel"}
-    (entry,) = (cache / "scans").iterdir()
+    (entry,) = (cache / "scans").rglob("*.pickle")
     # Mark the stored result: a hit must return exactly what is stored.
     entry.write_bytes(pickle.dumps(replace(first, files_scanned=999)))
     assert cached_scan(repo, None, 1, settings, cache).files_scanned == 999
@@ -47,8 +47,12 @@ def test_smem_fit_is_memoized_by_its_points(tmp_path: Path):
               ({"BLOCK_H": 32, "BLOCK_T": 32, "num_stages": 3}, 166272)]
     model = _cached_fit(points, tmp_path)
     assert model.text == "SMEM = 1152*BLOCK_H + 1348*num_stages*BLOCK_T"
-    (entry,) = (tmp_path / "smem-models").iterdir()
+    (entry,) = (tmp_path / "smem-models").rglob("*.json")
     data = json.loads(entry.read_text())
-    entry.write_text(json.dumps({**data, "text": "marked"}))
+    data["value"]["model"]["text"] = "marked"
+    entry.write_text(json.dumps(data))
     assert _cached_fit(points, tmp_path).text == "marked"  # a hit returns what is stored
+    entry.write_text("{corrupt")
+    assert _cached_fit(points, tmp_path).text == model.text  # a corrupt entry is refitted ...
+    assert json.loads(entry.read_text())["value"]["model"]["text"] == model.text  # ... and rewritten
     assert _cached_fit(points[:-1] + [(points[-1][0], 166273)], tmp_path).text != "marked"

@@ -107,14 +107,14 @@ def test_kernel_wrapped_by_a_call_gets_jit(repo: Path):
 def test_bundle_cache_is_reused_until_any_source_file_changes(repo: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     first = load_bundle(repo, "pkg/ops/fused.py", "fused_kernel", cache)
-    (entry,) = (cache / "bundles").iterdir()
+    (entry,) = (cache / "bundles").rglob("*.json")
     assert load_bundle(repo, "pkg/ops/fused.py", "fused_kernel", cache) == first
     # A helper module (not the kernel's own file) changes: the bundle is rebuilt with it.
     helper = repo / "pkg" / "ops" / "tile_math.py"
     helper.write_text(helper.read_text().replace("SCALE_SHIFT = 3", "SCALE_SHIFT = 4"))
     second = load_bundle(repo, "pkg/ops/fused.py", "fused_kernel", cache)
     assert "SCALE_SHIFT = 4" in second.source and second != first
-    assert [p.name for p in (cache / "bundles").iterdir()] == [entry.name]
+    assert [p.name for p in (cache / "bundles").rglob("*.json")] == [entry.name]
 
 
 def test_launch_only_jit_arguments_are_dropped(repo: Path):

@@ -3,47 +3,42 @@
 Cutting a kernel out of its module costs a LibCST parse and a scope analysis per module it
 touches (~0.1-0.2 s). A bundle is stored with the SHA-256 of every file it was cut from and is
 reused only while all of them keep their bytes; the loader's own source is part of the key, so
-a changed loader rebuilds everything. This module imports nothing heavy (no LibCST): a cache
-hit must stay cheap.
+a changed loader rebuilds everything (and ``disk_cache`` adds the schema and the LibCST/Triton/tool
+versions). This module imports nothing heavy (no LibCST): a cache hit must stay cheap.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from autotune_rewrite.atomic_write import write_atomic
+from autotune_rewrite import disk_cache
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.disk_cache import file_digest as _digest
 
-_LOADER = Path(__file__).with_name("kernel_loader.py")
+SCHEMA = 2  # 2: disk_cache's envelope and key
+# The loader's code: a change in any of these may change what a bundle holds.
+_LOADER_FILES = (Path(__file__).with_name("kernel_loader.py"),)
 
 
 class KernelLoadError(Exception):
     """The kernel cannot be cut out of its module (message names the file and what is wrong)."""
 
 
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _entry(root: Path, path: str, kernel: str, cache_dir: Path) -> Path:
-    blob = f"{_digest(_LOADER)}\0{root.resolve()}\0{path}\0{kernel}".encode()
-    return Path(cache_dir) / "bundles" / (hashlib.sha256(blob).hexdigest() + ".json")
+def _entry(root: Path, path: str, kernel: str, cache_dir: Path) -> tuple[disk_cache.Namespace, str]:
+    store = disk_cache.namespace("bundles", SCHEMA, cache_dir)
+    return store, store.key([_digest(f) for f in _LOADER_FILES], str(root.resolve()), path, kernel)
 
 
 def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle | None:
     """The cached bundle, if every file it was cut from is unchanged."""
+    ns, key = _entry(root, path, kernel, cache_dir)
+    data = ns.read_json(key)
     try:
-        data = json.loads(_entry(root, path, kernel, cache_dir).read_text(encoding="utf-8"))
         if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
             return None
         return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError):
         return None
 
 
@@ -57,7 +52,8 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
         except ValueError:
             deps[str(f)] = _digest(Path(f))
     data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin}
-    write_atomic(_entry(root, path, kernel, cache_dir), json.dumps(data).encode("utf-8"))
+    ns, key = _entry(root, path, kernel, cache_dir)
+    ns.write_json(key, data)
 
 
 __all__ = ["KernelLoadError", "lookup", "store"]

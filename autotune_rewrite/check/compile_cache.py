@@ -4,35 +4,25 @@ The key hashes everything that changes what ``triton.compile`` + cuobjdump retur
 (kernel name and its self-contained source, which holds the helpers and constants it uses), the
 signature, constexprs, divisibility attrs, options, capability, fp fusion, and the toolchain
 (Triton version plus the size/mtime of ``libtriton``, the ptxas version). One small JSON file per
-outcome, written atomically (temp file + ``os.replace``) so parallel runs never read half a file.
+outcome in the ``outcomes`` namespace of ``disk_cache`` (which adds the schema and the tool
+versions to the key and writes atomically, so parallel runs never read half a file).
 
 Nothing here imports triton: a fully warm run stays cheap.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_rewrite.atomic_write import write_atomic
+from autotune_rewrite import disk_cache
 from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
+from autotune_rewrite.disk_cache import default_cache_dir  # noqa: F401  (check.py's import)
 
-SCHEMA = 1  # bump when the stored fields or their meaning change
-ENV_VAR = "AUTOTUNE_REWRITE_CACHE_DIR"
-
-
-def default_cache_dir() -> Path:
-    """``$AUTOTUNE_REWRITE_CACHE_DIR``, else ``$XDG_CACHE_HOME/autotune-rewrite``, else
-    ``~/.cache/autotune-rewrite``."""
-    explicit = os.environ.get(ENV_VAR)
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "autotune-rewrite"
+SCHEMA = 2  # bump when the stored fields or their meaning change (2: disk_cache's envelope)
+_NAMESPACE = "outcomes"
 
 
 @dataclass(frozen=True)
@@ -90,7 +80,6 @@ def compiler_environment() -> tuple[tuple[str, str], ...]:
 
 def job_key(job: CompileJob, toolchain: Toolchain) -> str:
     payload = {
-        "schema": SCHEMA,
         "kernel": job.bundle.kernel,
         "source": job.bundle.source,
         "signature": [list(p) for p in job.signature],
@@ -103,8 +92,7 @@ def job_key(job: CompileJob, toolchain: Toolchain) -> str:
         "fp_fusion": toolchain.fp_fusion,
         "environment": [list(kv) for kv in toolchain.environment],
     }
-    blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()
+    return disk_cache.make_key(_NAMESPACE, SCHEMA, payload)
 
 
 _FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds")
@@ -112,19 +100,12 @@ _FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton
 
 class CompileCache:
     def __init__(self, directory: Path | None = None) -> None:
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
-
-    def _path(self, key: str) -> Path:
-        return self.directory / "outcomes" / key[:2] / f"{key}.json"
+        self.store = disk_cache.namespace(_NAMESPACE, SCHEMA, directory)
+        self.directory = self.store.root
 
     def get(self, key: str, job: CompileJob) -> CompileOutcome | None:
         """The stored outcome for ``key``, re-attached to ``job`` with ``cached=True``."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            return None
+        data = self.store.read_json(key)
         try:
             return CompileOutcome(job=job, cached=True, **{f: data[f] for f in _FIELDS})
         except (KeyError, TypeError):
@@ -132,7 +113,6 @@ class CompileCache:
 
     def put(self, key: str, outcome: CompileOutcome) -> None:
         """Store atomically; a cache we cannot write is not an error (the run just stays cold)."""
-        path = self._path(key)
-        data = {"schema": SCHEMA, "origin": outcome.job.bundle.origin}
+        data = {"origin": outcome.job.bundle.origin}
         data.update({f: getattr(outcome, f) for f in _FIELDS})
-        write_atomic(path, json.dumps(data).encode("utf-8"))
+        self.store.write_json(key, data)

@@ -14,13 +14,11 @@ them doubles compile cost and changes the kernel's meaning rather than its tilin
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autotune_rewrite.atomic_write import write_atomic
+from autotune_rewrite import disk_cache
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check import smem_model
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
@@ -29,6 +27,7 @@ from autotune_rewrite.targets import Target
 
 
 MAX_PROBES = 6  # per kernel x spec x target
+_FIT_SCHEMA = 2  # 2: disk_cache's envelope; a fit that found no model is stored as {"model": null}
 
 
 def _is_int(v: object) -> bool:
@@ -118,22 +117,24 @@ def _cached_fit(points, cache_dir: Path | None) -> SmemModel | None:
     and of smem_model.py, both in the key."""
     if cache_dir is None:
         return smem_model.fit_smem_model(points)
-    code = hashlib.sha256(Path(smem_model.__file__).read_bytes()).hexdigest()
-    blob = json.dumps([code, sorted([sorted(p.items()), b] for p, b in points)], default=str)
-    entry = Path(cache_dir) / "smem-models" / (hashlib.sha256(blob.encode()).hexdigest() + ".json")
-    try:
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        if data is None:
-            return None
-        return SmemModel(coefficients=tuple((t, c) for t, c in data["coefficients"]),
-                         max_residual=data["max_residual"], points=data["points"], text=data["text"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    store = disk_cache.namespace("smem-models", _FIT_SCHEMA, cache_dir)
+    key = store.key(disk_cache.file_digest(Path(smem_model.__file__)),
+                    sorted([sorted(p.items()), b] for p, b in points))
+    data = store.read_json(key)
+    if data is not None:
+        try:
+            if data["model"] is None:
+                return None
+            m = data["model"]
+            return SmemModel(coefficients=tuple((t, c) for t, c in m["coefficients"]),
+                             max_residual=m["max_residual"], points=m["points"], text=m["text"])
+        except (KeyError, TypeError, ValueError):
+            pass  # corrupt: refit and overwrite
     model = smem_model.fit_smem_model(points)
     data = None if model is None else {"coefficients": [list(tc) for tc in model.coefficients],
                                        "max_residual": model.max_residual, "points": model.points,
                                        "text": model.text}
-    write_atomic(entry, json.dumps(data).encode("utf-8"))
+    store.write_json(key, {"model": data})
     return model
 
 

@@ -6,23 +6,22 @@ LibCST at all). The key is everything the scan reads: the locator's own code, th
 the exclude globs, the explicit paths, and the name and SHA-256 of every file the scan would
 look at (git's file list or the walk). Nothing heavy is imported on a hit.
 
-Entries are pickles of our own frozen dataclasses, written atomically under the user's cache
-folder (the same trust as the compile cache beside them).
+Entries are pickles of our own frozen dataclasses in the ``scans`` namespace of ``disk_cache``
+(the same trust as the compile cache beside them; LibCST's version is part of every key).
 """
 
 from __future__ import annotations
 
 import hashlib
-import pickle
 from collections.abc import Iterable
 from pathlib import Path
 
-from autotune_rewrite.atomic_write import write_atomic
+from autotune_rewrite import disk_cache
 from autotune_rewrite.files import discover
 from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
-SCHEMA = 1
+SCHEMA = 2  # 2: disk_cache's key (tool versions) and layout
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
 _LOCATOR_FILES = ("files.py", "model.py", "settings.py")
@@ -38,7 +37,7 @@ def _locator_digest() -> str:
 
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
-    h = hashlib.sha256(f"{SCHEMA}\0{_locator_digest()}\0{Path(root).resolve()}".encode())
+    h = hashlib.sha256(f"{_locator_digest()}\0{Path(root).resolve()}".encode())
     h.update(repr((settings.exclude, [str(p) for p in paths])).encode())
     for rel in fileset.files:
         h.update(rel.encode() + b"\0")
@@ -46,7 +45,10 @@ def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
             h.update(hashlib.sha256((fileset.root / rel).read_bytes()).digest())
         except OSError:
             h.update(b"unreadable")
-    return h.hexdigest()
+    return disk_cache.make_key(_NAMESPACE, SCHEMA, h.hexdigest())
+
+
+_NAMESPACE = "scans"
 
 
 def cached_scan(
@@ -63,26 +65,16 @@ def cached_scan(
         from autotune_rewrite.locate.scan import scan
 
         return scan(root, paths=explicit or None, jobs=jobs, settings=settings)
-    entry = Path(cache_dir) / "scans" / f"{_key(root, explicit, settings)}.pickle"
-    try:
-        result = pickle.loads(entry.read_bytes())
-        if isinstance(result, ScanResult):
-            return result
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-        pass
+    store = disk_cache.namespace(_NAMESPACE, SCHEMA, cache_dir, suffix=".pickle")
+    key = _key(root, explicit, settings)
+    result = store.read_pickle(key, ScanResult)
+    if result is not None:
+        return result
     from autotune_rewrite.locate.scan import scan  # LibCST is imported only when a scan really runs
 
     result = scan(root, paths=explicit or None, jobs=jobs, settings=settings)
-    _store(entry, result)
+    store.write_pickle(key, result)
     return result
-
-
-def _store(entry: Path, result: ScanResult) -> None:
-    try:
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    except pickle.PicklingError:
-        return
-    write_atomic(entry, data)
 
 
 __all__ = ["cached_scan"]
