@@ -12,7 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.files import is_site_candidate, mentions_any
-from autotune_rewrite.locate.configs import Pending, Unresolved
+from autotune_rewrite.evaluate import Pending, Unresolved
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
 from autotune_rewrite.locate.names import absolutize

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Unresolved, evaluate, to_names
+from autotune_rewrite.evaluate import Evaluator, Unresolved, evaluate, to_names
 from autotune_rewrite.triton_names import CONSTEXPR, JIT
 from autotune_rewrite.model import KernelParam, Span
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.files import module_name
-from autotune_rewrite.locate.configs import Evaluator, Unresolved
+from autotune_rewrite.evaluate import Evaluator, Unresolved
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.parsed import ParsedModule

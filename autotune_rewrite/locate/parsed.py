@@ -43,6 +43,15 @@ def _tail(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
 def _is_kernel_def(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.FunctionDef) and any(
         _tail(d.decorator) in KERNEL_DECORATOR_TAILS for d in stmt.decorators
@@ -160,6 +169,16 @@ class ParsedModule:
         if scope is None:
             return frozenset()
         return absolute_names(scope.get_qualified_names_for(node), self.module_name, self.is_package)
+
+    def global_names(self, node: cst.CSTNode) -> frozenset[str]:
+        """Absolute names a ``Name``/``a.b`` chain means in the module's global scope: for nodes
+        outside the analysed copy (a trimmed kernel's parameter defaults, which Python
+        evaluates at module level)."""
+        dotted = _dotted(node)
+        scope = self._scope.get(self.tree) if self._scope is not None else None
+        if dotted is None or scope is None:
+            return frozenset()
+        return absolute_names(scope.get_qualified_names_for(dotted), self.module_name, self.is_package)
 
     def original(self, fn: cst.FunctionDef) -> cst.FunctionDef:
         """The real ``def`` (with parameters and body) of a trimmed kernel; others as they are."""

@@ -8,7 +8,7 @@ from typing import Callable
 
 import libcst as cst
 
-from autotune_rewrite.locate.configs import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
+from autotune_rewrite.evaluate import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
 from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.triton_names import AUTOTUNE, JIT

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autotune_rewrite.locate.values import (
+from autotune_rewrite.evaluate.operations import BINOPS
+from autotune_rewrite.evaluate.values import (
     MAX_DEPTH, Break, Continue, Function, Return, Unresolved, bind, iterable,
 )
 
@@ -107,7 +108,7 @@ class HelperCalls:
         elif isinstance(small, cst.AugAssign):
             if not isinstance(small.target, cst.Name):
                 raise Unresolved("augmented assignment to a non-name")
-            fn = self.BINOPS.get(AUG_OPS.get(type(small.operator)))
+            fn = BINOPS.get(AUG_OPS.get(type(small.operator)))
             if fn is None:
                 raise Unresolved("unsupported augmented assignment")
             current = self._name(pm, small.target, env)

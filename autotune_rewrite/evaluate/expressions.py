@@ -1,51 +1,37 @@
-"""Static evaluation of ``configs=`` (and ``key=`` etc.) expressions, without running code.
+"""The static evaluator: a tiny interpreter over LibCST nodes, without running any code.
 
-A tiny interpreter over LibCST nodes for the shapes real repos use: literals, list/tuple/dict
-displays, comprehensions (nested ``for``, ``if``), ``a + b``, ``list(filter(lambda ..., xs))``,
-``range``/``itertools.product``, module-level variables, and helper functions in the tree whose
-bodies build a list from literals (assignments, ``for`` loops with ``append``/``extend``/``+=``,
-``if`` on known values, ``return``). A conditional expression whose test is not known
-statically yields the union of both branches, and says so in the origin.
+The one evaluator of the project: the locator evaluates ``configs=``/``key=`` and the kernel's
+parameter defaults with it, so the spec resolver reads known values instead of re-deriving
+them. It covers the shapes real repos use: literals, list/tuple/dict displays, comprehensions
+(nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables,
+and helper functions of the tree whose bodies build a list (``statements``). A conditional
+expression whose test is not known statically yields the union of both branches, and says so
+in the origin. Names outside the tree are answered by an ``Answers`` table (``answers``:
+builtins, itertools, math, ``tl.constexpr``, ``triton.cdiv``), which a caller may extend.
 
-Anything else raises ``Unresolved`` with the reason; nothing is guessed. Names imported from
-another module raise ``Pending`` in the per-file pass; the linking pass re-evaluates with a
-resolver that follows the import into the tree.
+A module is anything with ``path``, ``module_name``, ``names(node)`` (absolute qualified
+names), ``module_bindings()``, ``span(node)`` and ``code(node)`` (``locate.parsed.ParsedModule``).
+Internally a value that cannot be known raises ``Unresolved`` with the reason; callers get a
+``Known``/``Unknown`` result from ``outcome`` (or the exception from ``evaluate``). Names
+imported from another module call ``resolve(fq)``, which the locator's per-file pass answers
+with ``Pending`` and its linking pass by evaluating that module.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import libcst as cst
 
-from autotune_rewrite.locate.helpers import HelperCalls
-from autotune_rewrite.triton_names import CONFIG
-from autotune_rewrite.locate.values import (
-    CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Pending, Return, Unresolved,
-    bind, iterable, to_configs, to_names,
+from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
+from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short, union
+from autotune_rewrite.evaluate.statements import HelperCalls
+from autotune_rewrite.evaluate.values import (
+    CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
+    Unresolved, bind, iterable, to_configs, to_names,
 )
-
-_BUILTINS = {"builtins." + n for n in ("list", "tuple", "range", "filter", "map", "len", "dict", "sorted",
-                                        "min", "max", "zip", "enumerate", "int", "str", "bool", "reversed", "set")}
-_BUILTINS |= {"itertools.product"}
-
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
-    cst.FloorDivide: lambda a, b: a // b, cst.Divide: lambda a, b: a / b, cst.Modulo: lambda a, b: a % b,
-    cst.Power: lambda a, b: a ** b, cst.LeftShift: lambda a, b: a << b, cst.RightShift: lambda a, b: a >> b,
-    cst.BitOr: lambda a, b: a | b, cst.BitAnd: lambda a, b: a & b,
-}
-_CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
-    cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.LessThan: lambda a, b: a < b,
-    cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThan: lambda a, b: a > b,
-    cst.GreaterThanEqual: lambda a, b: a >= b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
-    cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b,
-}
-
 
 @dataclass
 class Evaluator(HelperCalls):
@@ -53,7 +39,7 @@ class Evaluator(HelperCalls):
     module-level name of another module (or raises)."""
 
     resolve: Callable[[str], Any]
-    BINOPS = _BINOPS  # for HelperCalls (augmented assignment)
+    answers: Answers = DEFAULT_ANSWERS
     origin: list[str] = field(default_factory=list)
     loop_depth: int = 0
     steps: int = 0
@@ -110,14 +96,13 @@ class Evaluator(HelperCalls):
         return self._qualified(pm, node, node.value)
 
     def _qualified(self, pm, node, text: str):
-        names = pm.names(node)
+        names = _names(pm, node)
         if not names:
             raise Unresolved(f"`{text}` is not known statically")
         for fq in sorted(names):
-            if fq in CONFIG:
-                return Builtin("triton.Config")
-            if fq in _BUILTINS:
-                return Builtin(fq)
+            known, value = self.answers.lookup(fq)
+            if known:
+                return value
             prefix = pm.module_name + "."
             if fq.startswith(prefix) and "." not in fq[len(prefix):]:
                 return self.module_value(pm, fq[len(prefix):])
@@ -133,7 +118,7 @@ class Evaluator(HelperCalls):
         self._tick()
         method = getattr(self, "_e_" + type(node).__name__, None)
         if method is None:
-            raise Unresolved(f"`{_short(pm, node)}` is not a form the locator evaluates statically")
+            raise Unresolved(f"`{short(pm, node)}` is not a form the locator evaluates statically")
         return method(pm, node, env)
 
     def _e_Integer(self, pm, n, env):
@@ -153,10 +138,10 @@ class Evaluator(HelperCalls):
         while isinstance(root, cst.Attribute):
             root = root.value
         dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
-        if not dotted or not pm.names(n):
+        if not dotted or not _names(pm, n):
             obj = self.eval(pm, n.value, env)
-            return _attribute(obj, n.attr.value)
-        return self._qualified(pm, n, _short(pm, n))
+            return attribute(obj, n.attr.value)
+        return self._qualified(pm, n, short(pm, n))
 
     def _elements(self, pm, elements, env) -> list:
         out: list = []
@@ -205,16 +190,16 @@ class Evaluator(HelperCalls):
 
     def _e_BinaryOperation(self, pm, n, env):
         left, right = self.eval(pm, n.left, env), self.eval(pm, n.right, env)
-        fn = _BINOPS.get(type(n.operator))
+        fn = BINOPS.get(type(n.operator))
         if fn is None:
             raise Unresolved("unsupported operator")
         if isinstance(n.operator, cst.Add) and isinstance(left, list):
             self.note("concatenation")
-        _check_size(type(n.operator), left, right)
+        check_size(type(n.operator), left, right)
         try:
             out = fn(left, right)
         except Exception as exc:  # a type error in the user's expression: we cannot know it
-            raise Unresolved(f"`{_short(pm, n)}` does not evaluate ({type(exc).__name__})") from None
+            raise Unresolved(f"`{short(pm, n)}` does not evaluate ({type(exc).__name__})") from None
         if isinstance(out, (list, tuple, str)) and len(out) > MAX_ITEMS:
             raise Unresolved("too large to evaluate statically")
         return out
@@ -230,9 +215,9 @@ class Evaluator(HelperCalls):
         for target in n.comparisons:
             right = self.eval(pm, target.comparator, env)
             try:
-                ok = _CMPOPS[type(target.operator)](left, right)
+                ok = CMPOPS[type(target.operator)](left, right)
             except Exception:
-                raise Unresolved(f"`{_short(pm, n)}` does not evaluate") from None
+                raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
             if not ok:
                 return False
             left = right
@@ -247,8 +232,8 @@ class Evaluator(HelperCalls):
             body, orelse = self.eval(pm, n.body, env), self.eval(pm, n.orelse, env)
             if isinstance(body, (list, tuple)) and isinstance(orelse, (list, tuple)):
                 self.note("conditional (union of both branches)")
-                return _union(list(body), list(orelse))
-            raise Unresolved(f"`{_short(pm, n.test)}` is only known at run time") from None
+                return union(list(body), list(orelse))
+            raise Unresolved(f"`{short(pm, n.test)}` is only known at run time") from None
         return self.eval(pm, n.body if test else n.orelse, env)
 
     def _e_Subscript(self, pm, n, env):
@@ -264,7 +249,7 @@ class Evaluator(HelperCalls):
             st = self.eval(pm, sl.step, env) if sl.step else None
             return obj[lo:hi:st]
         except (KeyError, IndexError, TypeError):
-            raise Unresolved(f"`{_short(pm, n)}` does not evaluate") from None
+            raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
 
     def _e_Lambda(self, pm, n, env):
         return Function(pm, n, dict(env))
@@ -308,18 +293,18 @@ class Evaluator(HelperCalls):
     def _e_Call(self, pm, n, env):
         fn = self.eval(pm, n.func, env)
         if any(a.star for a in n.args):
-            raise Unresolved(f"`{_short(pm, n)}` passes *args/**kwargs")
+            raise Unresolved(f"`{short(pm, n)}` passes *args/**kwargs")
         args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None]
         kwargs = {a.keyword.value: self.eval(pm, a.value, env) for a in n.args if a.keyword is not None}
-        if fn == Builtin("triton.Config"):
+        if fn == CONFIG_MARKER:
             return self._config(pm, n, args, kwargs)
         if isinstance(fn, Builtin):
-            return self._builtin(fn.name, args, kwargs, pm, n)
+            return self._external(fn, args, kwargs, pm, n)
         if isinstance(fn, Function):
             return self.call(fn, args, kwargs)
-        if isinstance(fn, _BoundMethod):
+        if isinstance(fn, BoundMethod):
             return fn(args, kwargs)
-        raise Unresolved(f"`{_short(pm, n.func)}` is not a function the locator can evaluate")
+        raise Unresolved(f"`{short(pm, n.func)}` is not a function the locator can evaluate")
 
     def _config(self, pm, n, args, kwargs) -> ConfigObj:
         bound = dict(zip(CONFIG_POSITIONAL, args))
@@ -335,64 +320,45 @@ class Evaluator(HelperCalls):
         return ConfigObj(dict(meta), bound.get("num_warps"), bound.get("num_stages"), bound.get("num_ctas"),
                          bound.get("maxnreg"), bound.get("pre_hook") is not None, span, pm.path if span else None)
 
-    def _builtin(self, name, args, kwargs, pm, n):
-        short = name.rsplit(".", 1)[-1]
+    def _external(self, fn: Builtin, args, kwargs, pm, n):
+        if fn.name == "builtins.filter":
+            self.note("filter")
         try:
-            if short == "filter":
-                self.note("filter")
-                pred, items = args
-                return [x for x in iterable(items) if (self._apply(pred, [x]) if pred is not None else x)]
-            if short == "map":
-                fn, items = args
-                return [self._apply(fn, [x]) for x in iterable(items)]
-            if short == "sorted":
-                return sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False)))
-            if short == "product":
-                pools = [iterable(a) for a in args]
-                if math.prod(len(p) for p in pools) > MAX_ITEMS:
-                    raise Unresolved("too large to evaluate statically")
-                return [tuple(p) for p in itertools.product(*pools)]
-            if short == "range":
-                r = range(*args)
-                if len(r) > MAX_ITEMS:
-                    raise Unresolved("too large to evaluate statically")
-                return list(r)
-            if short in ("list", "tuple", "set", "reversed", "enumerate", "zip"):
-                conv = {"list": list, "tuple": tuple, "set": set, "reversed": lambda x: list(reversed(x)),
-                        "enumerate": lambda *a: list(enumerate(*a)), "zip": lambda *a: list(zip(*a))}[short]
-                return conv(*[iterable(a) for a in args]) if args else conv()
-            if short == "dict":
-                return dict(*args, **kwargs)
-            return {"len": len, "min": min, "max": max, "int": int, "str": str, "bool": bool}[short](*args)
+            return self.answers.call(fn, args, kwargs, self._apply)
         except (Unresolved, Return):
             raise
-        except Exception:
-            raise Unresolved(f"`{_short(pm, n)}` does not evaluate") from None
+        except Exception:  # the user's call fails (``min()``, ``int("x")``): we cannot know it
+            raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
 
     def _apply(self, fn, args):
         if isinstance(fn, Function):
             return self.call(fn, args, {})
         if isinstance(fn, Builtin):
-            return self._builtin(fn.name, args, {}, None, None)
+            return self._external(fn, args, {}, None, None)
         raise Unresolved("filter/map with a function the locator cannot evaluate")
 
-    # -- calling helpers ------------------------------------------------------------------------
+
 _IN_PROGRESS = object()
 
 
-def _check_size(op: type, left, right) -> None:
-    """Refuse before computing what would be huge (``"x" * 10**9``, ``2 ** 10**9``)."""
-    too_big = False
-    if op is cst.Power and isinstance(right, int) and isinstance(left, int):
-        too_big = abs(right) > 256 and abs(left) > 1
-    elif op is cst.LeftShift and isinstance(right, int):
-        too_big = right > 256
-    elif op is cst.Multiply:
-        for seq, k in ((left, right), (right, left)):
-            if isinstance(seq, (list, tuple, str)) and isinstance(k, int) and len(seq) * k > MAX_ITEMS:
-                too_big = True
-    if too_big:
-        raise Unresolved("too large to evaluate statically")
+def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:
+    """The value of ``node``, or why it is not known statically (never raises). A name imported
+    from another module that the resolver could not follow yet is ``Unknown(pending=fq)``."""
+    try:
+        return Known(evaluate(ev, pm, node))
+    except Pending as exc:
+        return Unknown(str(exc), pending=exc.fq)
+    except Unresolved as exc:
+        return Unknown(str(exc))
+
+
+def _names(pm, node) -> frozenset[str]:
+    """Qualified names of ``node``; a node outside the analysed tree (a parameter default of a
+    trimmed kernel) is read in the module's global scope, where Python evaluates it."""
+    names = pm.names(node)
+    if not names and hasattr(pm, "global_names"):
+        names = pm.global_names(node)
+    return names
 
 
 def evaluate(ev: "Evaluator", pm, node):
@@ -405,47 +371,8 @@ def evaluate(ev: "Evaluator", pm, node):
     except RecursionError:
         raise Unresolved("nested too deeply to evaluate statically") from None
     except Exception as exc:
-        raise Unresolved(f"`{_short(pm, node)}` does not evaluate ({type(exc).__name__})") from None
+        raise Unresolved(f"`{short(pm, node)}` does not evaluate ({type(exc).__name__})") from None
 
 
-class _BoundMethod:
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self, args, kwargs):
-        try:
-            return self.fn(*args, **kwargs)
-        except Exception:
-            raise Unresolved("method call does not evaluate") from None
-
-
-def _attribute(obj, attr: str):
-    if isinstance(obj, ConfigObj) and attr in ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg"):
-        return getattr(obj, attr)
-    if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
-        return _BoundMethod(getattr(obj, attr))
-    if isinstance(obj, dict) and attr in ("items", "keys", "values", "get", "copy"):
-        m = getattr(obj, attr)
-        return _BoundMethod(lambda *a, **k: list(m(*a, **k)) if attr in ("items", "keys", "values") else m(*a, **k))
-    raise Unresolved(f"attribute `{attr}` is not evaluated")
-
-
-
-def _union(a: list, b: list) -> list:
-    seen, out = set(), []
-    for c in [*a, *b]:
-        ident = c.identity() if isinstance(c, ConfigObj) else repr(c)
-        if ident not in seen:
-            seen.add(ident)
-            out.append(c)
-    return out
-
-
-def _short(pm, node) -> str:
-    text = pm.code(node).strip() if pm is not None and node is not None else "expression"
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-
-__all__ = ["ConfigObj", "Evaluator", "Function", "Pending", "Unresolved", "evaluate", "to_configs", "to_names"]
+__all__ = ["ConfigObj", "Evaluator", "Function", "Known", "Pending", "Unknown", "Unresolved", "evaluate", "outcome",
+           "to_configs", "to_names"]

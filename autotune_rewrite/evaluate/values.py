@@ -1,7 +1,8 @@
-"""Values the static evaluator produces and the reasons it stops.
+"""Values the static evaluator produces, its results, and the reasons it stops.
 
 Plain Python values (ints, strings, lists, dicts) stand for themselves; ``ConfigObj`` is a
-``triton.Config`` being built; ``Function`` a helper or lambda from the tree.
+``triton.Config`` being built; ``Function`` a helper or lambda from the tree; ``Builtin`` a
+function answered by ``answers``. A caller gets ``Known(value)`` or ``Unknown(reason)``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,22 @@ class Pending(Unresolved):
     def __init__(self, fq: str):
         super().__init__(f"uses `{fq}`, defined in another module")
         self.fq = fq
+
+
+@dataclass(frozen=True)
+class Known:
+    """The expression's value, statically known."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """The value is not known statically, because ``reason``; ``pending`` names the import of
+    another module it waits for (the linking pass may still know it)."""
+
+    reason: str
+    pending: str | None = None
 
 
 @dataclass

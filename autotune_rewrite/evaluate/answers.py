@@ -1,0 +1,118 @@
+"""What the evaluator knows about names that are not in the tree: builtins, itertools, math and
+Triton's host-side helpers. Pluggable: ``Answers.extended`` adds or overrides answers, so a
+caller can answer a question the way a particular target would (``torch.version.hip`` -> None
+for CUDA) without touching the evaluator.
+
+An answer is either a value (``math.pi``) or a call handler ``handler(args, kwargs, apply)``
+that computes a call's value from already-evaluated arguments; ``apply(fn, args)`` calls a
+function value of the tree (a lambda given to ``filter``). A handler raises ``Unresolved`` with
+the reason when it cannot answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from autotune_rewrite.evaluate.values import MAX_ITEMS, Builtin, Unresolved, iterable
+from autotune_rewrite.triton_names import CDIV, CONFIG, CONSTEXPR, NEXT_POWER_OF_2
+
+Handler = Callable[[list, dict, Callable], Any]
+CONFIG_MARKER = Builtin("triton.Config")  # the evaluator builds these itself (it needs the span)
+
+
+def _range(args, kwargs, apply):
+    r = range(*args)
+    if len(r) > MAX_ITEMS:  # refuse before building the list
+        raise Unresolved("too large to evaluate statically")
+    return list(r)
+
+
+def _product(args, kwargs, apply):
+    pools = [iterable(a) for a in args]
+    if math.prod(len(p) for p in pools) > MAX_ITEMS:
+        raise Unresolved("too large to evaluate statically")
+    return [tuple(p) for p in itertools.product(*pools)]
+
+
+def _filter(args, kwargs, apply):
+    pred, items = args
+    return [x for x in iterable(items) if (apply(pred, [x]) if pred is not None else x)]
+
+
+def _map(args, kwargs, apply):
+    fn, items = args
+    return [apply(fn, [x]) for x in iterable(items)]
+
+
+def _collection(conv: Callable) -> Handler:
+    return lambda args, kwargs, apply: conv(*[iterable(a) for a in args]) if args else conv()
+
+
+def _plain(fn: Callable) -> Handler:
+    return lambda args, kwargs, apply: fn(*args, **kwargs)
+
+
+def _next_power_of_2(n: int) -> int:
+    # triton.next_power_of_2: 1 for n <= 1, else the smallest power of two >= n.
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+_CALLS: dict[str, Handler] = {
+    "builtins.list": _collection(list), "builtins.tuple": _collection(tuple), "builtins.set": _collection(set),
+    "builtins.reversed": _collection(lambda x: list(reversed(x))),
+    "builtins.enumerate": _collection(lambda *a: list(enumerate(*a))),
+    "builtins.zip": _collection(lambda *a: list(zip(*a))),
+    "builtins.range": _range, "builtins.filter": _filter, "builtins.map": _map,
+    "builtins.sorted": lambda args, kwargs, apply: sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False))),
+    "builtins.dict": _plain(dict),
+    **{f"builtins.{n}": _plain(f) for n, f in (("len", len), ("min", min), ("max", max), ("int", int), ("str", str),
+                                               ("bool", bool), ("float", float), ("abs", abs))},
+    "itertools.product": _product,
+    **{f"math.{n}": _plain(getattr(math, n)) for n in ("log2", "log", "sqrt", "ceil", "floor", "exp", "gcd")},
+    # ``tl.constexpr(v)`` at module level or in a default is the value ``v`` to every reader here.
+    **{fq: (lambda args, kwargs, apply: args[0] if len(args) == 1 and not kwargs else _bad()) for fq in CONSTEXPR},
+    **{fq: _plain(lambda a, b: (a + b - 1) // b) for fq in CDIV},
+    **{fq: _plain(_next_power_of_2) for fq in NEXT_POWER_OF_2},
+}
+_VALUES: dict[str, Any] = {"math.pi": math.pi, "math.e": math.e, "math.inf": math.inf}
+
+
+def _bad():
+    raise Unresolved("tl.constexpr takes one value")
+
+
+@dataclass(frozen=True)
+class Answers:
+    """Answers for external names, by absolute dotted name."""
+
+    calls: Mapping[str, Handler] = field(default_factory=lambda: MappingProxyType(_CALLS))
+    values: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType(_VALUES))
+
+    def lookup(self, fq: str) -> tuple[bool, Any]:
+        """(True, value) for a name this knows: a value, or a ``Builtin`` to call."""
+        if fq in CONFIG:
+            return True, CONFIG_MARKER
+        if fq in self.calls:
+            return True, Builtin(fq)
+        if fq in self.values:
+            return True, self.values[fq]
+        return False, None
+
+    def call(self, fn: Builtin, args: list, kwargs: dict, apply: Callable) -> Any:
+        handler = self.calls.get(fn.name)
+        if handler is None:
+            raise Unresolved(f"`{fn.name}` is not a function the evaluator knows")
+        return handler(args, kwargs, apply)
+
+    def extended(self, calls: Mapping[str, Handler] = MappingProxyType({}),
+                 values: Mapping[str, Any] = MappingProxyType({})) -> "Answers":
+        """These answers plus (or instead of) ``calls`` and ``values``."""
+        return Answers(MappingProxyType({**self.calls, **calls}), MappingProxyType({**self.values, **values}))
+
+
+DEFAULT_ANSWERS = Answers()

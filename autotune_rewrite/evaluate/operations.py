@@ -1,0 +1,76 @@
+"""The evaluator's operations on values: operators, comparisons, attributes of known values,
+size guards, and the short source text a reason quotes."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import libcst as cst
+
+from autotune_rewrite.evaluate.values import MAX_ITEMS, ConfigObj, Unresolved
+
+BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
+    cst.FloorDivide: lambda a, b: a // b, cst.Divide: lambda a, b: a / b, cst.Modulo: lambda a, b: a % b,
+    cst.Power: lambda a, b: a ** b, cst.LeftShift: lambda a, b: a << b, cst.RightShift: lambda a, b: a >> b,
+    cst.BitOr: lambda a, b: a | b, cst.BitAnd: lambda a, b: a & b,
+}
+CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.LessThan: lambda a, b: a < b,
+    cst.LessThanEqual: lambda a, b: a <= b, cst.GreaterThan: lambda a, b: a > b,
+    cst.GreaterThanEqual: lambda a, b: a >= b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
+    cst.Is: lambda a, b: a is b, cst.IsNot: lambda a, b: a is not b,
+}
+
+
+def check_size(op: type, left, right) -> None:
+    """Refuse before computing what would be huge (``"x" * 10**9``, ``2 ** 10**9``)."""
+    too_big = False
+    if op is cst.Power and isinstance(right, int) and isinstance(left, int):
+        too_big = abs(right) > 256 and abs(left) > 1
+    elif op is cst.LeftShift and isinstance(right, int):
+        too_big = right > 256
+    elif op is cst.Multiply:
+        for seq, k in ((left, right), (right, left)):
+            if isinstance(seq, (list, tuple, str)) and isinstance(k, int) and len(seq) * k > MAX_ITEMS:
+                too_big = True
+    if too_big:
+        raise Unresolved("too large to evaluate statically")
+
+
+class BoundMethod:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, args, kwargs):
+        try:
+            return self.fn(*args, **kwargs)
+        except Exception:
+            raise Unresolved("method call does not evaluate") from None
+
+
+def attribute(obj, attr: str):
+    if isinstance(obj, ConfigObj) and attr in ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg"):
+        return getattr(obj, attr)
+    if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
+        return BoundMethod(getattr(obj, attr))
+    if isinstance(obj, dict) and attr in ("items", "keys", "values", "get", "copy"):
+        m = getattr(obj, attr)
+        return BoundMethod(lambda *a, **k: list(m(*a, **k)) if attr in ("items", "keys", "values") else m(*a, **k))
+    raise Unresolved(f"attribute `{attr}` is not evaluated")
+
+
+def union(a: list, b: list) -> list:
+    seen, out = set(), []
+    for c in [*a, *b]:
+        ident = c.identity() if isinstance(c, ConfigObj) else repr(c)
+        if ident not in seen:
+            seen.add(ident)
+            out.append(c)
+    return out
+
+
+def short(pm, node) -> str:
+    text = pm.code(node).strip() if pm is not None and node is not None else "expression"
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
