@@ -80,6 +80,10 @@ class KernelParam:
     annotation: str | None = None  # source text, e.g. "tl.constexpr"
     is_constexpr: bool = False
     default: str | None = None  # source text of the default, if any
+    # The default's value when the static evaluator knows it (literals, module constants, also
+    # imported ones, ``tl.constexpr(...)``): what the runtime binds when a caller leaves it out.
+    default_known: bool = False
+    default_value: Any = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ real torch tensors and ints, so "reproduce the runtime" is checked against the r
 
 from __future__ import annotations
 
+import ast
 import inspect
 import tomllib
 
@@ -21,8 +22,10 @@ SPAN = Span(1, 0, 1, 1)
 
 
 def make_site(params, configs=(), dns=(), path="pkg/k.py", kernel="kern") -> AutotuneSite:
+    # Defaults are given as literals here; the locator evaluates real ones (see the scan tests below).
     kps = tuple(
-        KernelParam(name=n, index=i, annotation=a, is_constexpr=bool(a and "constexpr" in a), default=d)
+        KernelParam(name=n, index=i, annotation=a, is_constexpr=bool(a and "constexpr" in a), default=d,
+                    default_known=d is not None, default_value=None if d is None else ast.literal_eval(d))
         for i, (n, a, d) in enumerate(params)
     )
     return AutotuneSite(
@@ -62,17 +65,40 @@ def test_duplicate_spec_names_are_rejected():
 
 
 # --------------------------------------------------------------------------- resolution
-def test_types_and_values_from_annotations_and_defaults():
-    site = make_site([
-        ("x", "'*fp16'", None), ("n", "tl.int32", None), ("eps", None, "1e-6"), ("flag", None, "True"),
-        ("stride", None, "64"), ("D", "tl.constexpr", "HEAD"), ("BLOCK", "tl.constexpr", None),
-    ], configs=[ConfigValue({"BLOCK": 32})])
-    res = launch_spec.resolve_specs(site, kernel_source="HEAD = 2 * 64\n")
-    assert res.ok
+KERNEL_WITH_DEFAULTS = """\
+import triton
+import triton.language as tl
+from .dims import HEAD_DIM
+
+HEAD = 2 * 64
+SCALE = tl.constexpr(HEAD // 2)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32})], key=[])
+@triton.jit
+def kern(x: "*fp16", n: tl.int32, eps=1e-6, flag=True, stride=64, D: tl.constexpr = HEAD,
+         E: tl.constexpr = HEAD_DIM, S: tl.constexpr = SCALE, F: tl.constexpr = triton.cdiv(HEAD, 48),
+         BLOCK: tl.constexpr = None, R: tl.constexpr = UNDEFINED):
+    pass
+"""
+
+
+def test_types_and_values_from_annotations_and_defaults(tmp_path):
+    from autotune_rewrite.locate.scan import scan
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "dims.py").write_text("HEAD_DIM = 64 + 16\n")
+    (tmp_path / "pkg" / "k.py").write_text(KERNEL_WITH_DEFAULTS)
+    (site,) = scan(tmp_path).sites
+    res = launch_spec.resolve_specs(site)
+    assert res.missing == (("default", ("R",)),)  # a name defined nowhere stays unknown
     (spec,) = res.specs
     assert dict(spec.types) == {"x": "*fp16", "n": "i32", "eps": "fp32", "flag": "u1", "stride": "i32",
-                                "D": "constexpr", "BLOCK": "constexpr"}
-    assert dict(spec.constexprs) == {"D": 128}  # a static module constant, not a literal
+                                "D": "constexpr", "E": "constexpr", "S": "constexpr", "F": "constexpr",
+                                "BLOCK": "constexpr", "R": "constexpr"}
+    # Module constants (also an imported one, and tl.constexpr/triton.cdiv of them), not only literals.
+    assert dict(spec.constexprs) == {"D": 128, "E": 80, "S": 64, "F": 3}  # BLOCK: every config sets it
     assert dict(spec.int_values) == {"stride": 64}  # what the runtime sees when the caller omits it
     assert spec.source == "annotations"
 

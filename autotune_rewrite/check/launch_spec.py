@@ -27,7 +27,6 @@ and ``native_specialize_impl``) for one config:
 from __future__ import annotations
 
 import ast
-import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -143,77 +142,9 @@ def _table(table: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- from the source
-def _literal(text: str | None) -> tuple[bool, Any]:
-    """(True, value) when a default's source text is a plain literal (``64``, ``-1``, ``1e-6``,
-    ``True``, ``None``, ``"x"``)."""
-    if text is None:
-        return False, None
-    try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False, None
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return True, value
-    return False, None
-
-
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-           ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-           ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.Div: operator.truediv}
-
-
-def module_constants(source: str | None) -> dict[str, Any]:
-    """Values of the static module-level constants in a bundle (``W = 64``, ``X = tl.constexpr(2*W)``),
-    so a default like ``D: tl.constexpr = HEAD_DIM`` has a value without running anything."""
-    env: dict[str, Any] = {}
-    if not source:
-        return env
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return env
-    for stmt in tree.body:
-        target = value = None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        if target is None:
-            continue
-        try:
-            env[target] = _evaluate(value, env)
-        except (ValueError, TypeError, ArithmeticError):
-            env.pop(target, None)
-    return env
-
-
-def _evaluate(node: ast.expr, env: Mapping[str, Any]) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str, type(None))):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in env:
-        return env[node.id]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _evaluate(node.operand, env)
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
-    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if func in ("constexpr", "int", "float"):
-            value = _evaluate(node.args[0], env)
-            return {"constexpr": lambda v: v, "int": int, "float": float}[func](value)
-    raise ValueError("not static")
-
-
-def _default(param: KernelParam, env: Mapping[str, Any]) -> tuple[bool, Any]:
-    """(True, value) when a parameter's default is a literal or a static module constant."""
-    known, value = _literal(param.default)
-    if known or param.default is None:
-        return known, value
-    try:
-        return True, _evaluate(ast.parse(param.default, mode="eval").body, env)
-    except (SyntaxError, ValueError, TypeError, ArithmeticError):
-        return False, None
+def _default(param: KernelParam) -> tuple[bool, Any]:
+    """(True, value) when the locator's static evaluator knew the parameter's default."""
+    return param.default_known, param.default_value
 
 
 def _int_type(value: int) -> str:
@@ -343,10 +274,9 @@ def resolve_specs(
         raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
     pointers = pointer_params(kernel_source, site.kernel) if assumed_ptr else ()
     meta = set(meta_params(site))
-    env = module_constants(kernel_source)
     specs, missing = [], []
     for entry in mine:
-        spec, lacking = _one_spec(site, entry, meta, env, assumed_ptr, pointers,
+        spec, lacking = _one_spec(site, entry, meta, assumed_ptr, pointers,
                                   settings_file if entry.types or entry.constexprs or entry.values else "")
         specs.append(spec)
         if lacking:
@@ -362,7 +292,7 @@ def _idents(site: AutotuneSite) -> set[str]:
     return idents
 
 
-def _one_spec(site, entry: SpecEntry, meta: set[str], env: Mapping[str, Any], assumed_ptr, pointers, settings_file: str):
+def _one_spec(site, entry: SpecEntry, meta: set[str], assumed_ptr, pointers, settings_file: str):
     given_types = dict(entry.types)
     given_consts = dict(entry.constexprs)
     values = dict(entry.values)
@@ -377,7 +307,7 @@ def _one_spec(site, entry: SpecEntry, meta: set[str], env: Mapping[str, Any], as
     lacking: list[str] = []
     from_source = False
     for p in site.params:
-        known, default = _default(p, env)
+        known, default = _default(p)
         if p.is_constexpr or given_types.get(p.name) == "constexpr":
             types[p.name] = "constexpr"
             if p.name in given_consts:

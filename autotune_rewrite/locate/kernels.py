@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.evaluate import Evaluator, Unresolved, evaluate, to_names
+from autotune_rewrite.evaluate import Evaluator, Known, Unresolved, evaluate, outcome, to_names
 from autotune_rewrite.triton_names import CONSTEXPR, JIT
 from autotune_rewrite.model import KernelParam, Span
 
@@ -31,8 +31,11 @@ def decorator_name(pm, expr: cst.BaseExpression) -> str:
     return sorted(names)[0] if names else pm.code(func)
 
 
-def params_of(pm, fn: cst.FunctionDef) -> tuple[KernelParam, ...]:
+def params_of(pm, fn: cst.FunctionDef, resolve=None) -> tuple[KernelParam, ...]:
+    """The parameters as written, each default evaluated statically (``resolve`` follows names
+    imported from other modules; without it they stay unknown)."""
     p = pm.original(fn).params
+    ev = Evaluator(resolve=resolve or _no_imports)
     out = []
     for i, param in enumerate([*p.posonly_params, *p.params, *p.kwonly_params]):
         ann = param.annotation.annotation if param.annotation is not None else None
@@ -42,7 +45,13 @@ def params_of(pm, fn: cst.FunctionDef) -> tuple[KernelParam, ...]:
             or (isinstance(ann, cst.SimpleString) and ann.evaluated_value.rsplit(".", 1)[-1] == "constexpr")
         )
         default = pm.code(param.default) if param.default is not None else None
-        out.append(KernelParam(param.name.value, i, ann_text, is_constexpr, default))
+        known, value = False, None
+        if param.default is not None:
+            result = outcome(ev, pm, param.default)
+            # Only plain values reach a launch spec (a list default is not a kernel argument).
+            if isinstance(result, Known) and isinstance(result.value, (bool, int, float, str, type(None))):
+                known, value = True, result.value
+        out.append(KernelParam(param.name.value, i, ann_text, is_constexpr, default, known, value))
     return tuple(out)
 
 

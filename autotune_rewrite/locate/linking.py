@@ -18,7 +18,7 @@ import libcst as cst
 from autotune_rewrite.files import module_name
 from autotune_rewrite.evaluate import Evaluator, Unresolved
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
-from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
+from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.locate.sites import SiteDraft, find_sites
 from autotune_rewrite.model import AutotuneSite, LaunchSite
@@ -91,6 +91,15 @@ class Project:
             raise Unresolved(f"uses `{fq}` from {where[0]}, which does not parse")
         return Evaluator(resolve=self.resolve).module_value(pm, where[1])
 
+    def params(self, path: str, kernel: str):
+        """The kernel's parameters with defaults evaluated across modules (``D = HEAD_DIM``
+        imported from a config module), or None when the kernel is not found."""
+        pm = self.parsed(path)
+        for stmt in pm.tree.body if pm is not None else ():
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == kernel:
+                return params_of(pm, stmt, self.resolve)
+        return None
+
     def kernel(self, fq: str) -> KernelInfo | None:
         where = self.locate(fq)
         if where is None:
@@ -125,6 +134,11 @@ def _complete(project: Project, draft: SiteDraft) -> SiteDraft:
                 draft.site, kernel=info.name, kernel_span=info.span, kernel_path=info.path, params=info.params,
                 do_not_specialize=draft.site.do_not_specialize or info.do_not_specialize,
                 decorators=draft.site.decorators + tuple(d for d in info.decorators if d not in draft.site.decorators)))
+    site = draft.site
+    if any(p.default is not None and not p.default_known for p in site.params):
+        params = project.params(site.kernel_path or site.path, site.kernel)
+        if params is not None and [p.name for p in params] == [p.name for p in site.params]:
+            draft = replace(draft, site=replace(site, params=params))
     return draft
 
 
