@@ -14,6 +14,7 @@ import tomllib
 import pytest
 
 from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check.pointer_params import pointer_params
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, Span
@@ -158,7 +159,7 @@ def test_assume_dtype_fills_only_pointers_and_marks_them():
     )
     site = make_site([("Q", None, None), ("KV", None, None), ("out_ptr", None, None), ("n", None, None),
                       ("BLOCK", "tl.constexpr", None)], configs=[ConfigValue({"BLOCK": 16})])
-    assert launch_spec.pointer_params(source, "kern") == ("Q", "KV", "out_ptr")
+    assert pointer_params(source, "kern") == ("Q", "KV", "out_ptr")
     res = launch_spec.resolve_specs(site, assume_dtype="bf16", kernel_source=source)
     (spec,) = res.specs
     assert spec.assumed == ("Q", "KV", "out_ptr")
