@@ -18,7 +18,7 @@ from autotune_rewrite.disk_cache import file_digest as _digest
 
 SCHEMA = 2  # 2: disk_cache's envelope and key
 # The loader's code: a change in any of these may change what a bundle holds.
-_LOADER_FILES = (Path(__file__).with_name("kernel_loader.py"),)
+_LOADER_FILES = (Path(__file__).with_name("kernel_loader.py"), Path(__file__).parent.parent / "module_resolver.py")
 
 
 class KernelLoadError(Exception):

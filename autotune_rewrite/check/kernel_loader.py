@@ -35,6 +35,7 @@ from libcst.metadata import (
 
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.triton_names import REEXPORTED_MODULES, is_jit, is_triton_module
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
@@ -69,6 +70,7 @@ class _Loader:
         self.modules: dict[Path, _Module] = {}
         self.out = _Emit()
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
+        self.resolver = ModuleResolver(self.root)
 
     # ----------------------------------------------------------------- modules
     def module(self, path: Path) -> _Module:
@@ -99,25 +101,8 @@ class _Loader:
 
     def find_module(self, importer: Path, dotted: str, level: int) -> Path | None:
         """A repo file for ``dotted`` imported from ``importer`` (relative when level > 0)."""
-        parts = [p for p in dotted.split(".") if p]
-        if level:
-            base = importer.parent
-            for _ in range(level - 1):
-                base = base.parent
-            bases = [base]
-        else:
-            # Like sys.path for a checkout: the root, a src/ layout, and the folders above the file.
-            bases = [self.root, self.root / "src"]
-            d = importer.parent
-            while d != self.root and self.root in d.parents:
-                bases.append(d)
-                d = d.parent
-        for base in bases:
-            stem = base.joinpath(*parts) if parts else base
-            for cand in (stem.with_suffix(".py") if parts else None, stem / "__init__.py"):
-                if cand is not None and cand.is_file() and self.root in cand.resolve().parents:
-                    return cand
-        return None
+        hit = self.resolver.find(dotted, self._rel(importer), level)
+        return self.root / hit if hit is not None else None
 
     # --------------------------------------------------------------- resolving
     def name(self, mod: _Module, name: str, as_name: str | None = None) -> None:

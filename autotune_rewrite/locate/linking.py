@@ -20,6 +20,7 @@ from autotune_rewrite.evaluate import Evaluator, Unresolved
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.parsed import ParsedModule
+from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.locate.sites import SiteDraft, find_sites
 from autotune_rewrite.model import AutotuneSite, LaunchSite
 
@@ -29,24 +30,12 @@ class Project:
 
     def __init__(self, root: Path, files: tuple[str, ...], facts: dict[str, FileFacts]):
         self.root, self.facts = root, facts
-        self.modules: dict[str, str] = {}
-        for f in files:
-            self.modules.setdefault(module_name(f), f)
-        self._suffix: dict[str, list[str]] = {}
+        self.resolver = ModuleResolver(root, files)
         self._parsed: dict[str, ParsedModule | None] = {}
 
     def find_module(self, dotted: str) -> str | None:
-        """File of module ``dotted``: exact, else the one file whose module name ends with it
-        (``src/`` layouts, scanning a subfolder of the package root)."""
-        if dotted in self.modules:
-            return self.modules[dotted]
-        if not self._suffix:
-            for name, path in self.modules.items():
-                parts = name.split(".")
-                for i in range(1, len(parts)):
-                    self._suffix.setdefault(".".join(parts[i:]), []).append(path)
-        hits = self._suffix.get(dotted, [])
-        return hits[0] if len(hits) == 1 else None
+        """File of module ``dotted`` in the scanned tree (``module_resolver`` decides how)."""
+        return self.resolver.find(dotted)
 
     def parsed(self, path: str) -> ParsedModule | None:
         if path not in self._parsed:

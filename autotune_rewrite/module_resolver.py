@@ -1,0 +1,92 @@
+"""Which file of the repository a module name means: the one module resolver.
+
+The locator's linking pass asks for absolute names (``pkg.kernels``) over the scanned file list;
+the kernel loader asks for imports as written in a file (``from ..helpers import f``, level 2)
+and checks the disk. Both ask this one resolver, in the order Python's import system would look
+for a checkout: a relative import from the importer's package; else the module name relative to
+the root, a ``src/`` layout, and the folders above the importer (scripts run from there); else,
+over a known file list, the one file whose module name ends with the name (scanning a subfolder
+of the package root). Nothing outside the root is ever returned, and nothing is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+from autotune_rewrite.files import module_name
+
+
+class ModuleResolver:
+    """Module names -> files under ``root`` (POSIX paths relative to it).
+
+    ``files``: the files known to be in the tree (the scan's list); without it the disk is asked.
+    """
+
+    def __init__(self, root: Path, files: Iterable[str] | None = None):
+        self.root = Path(root).resolve()
+        self._known: set[str] | None = None
+        self._by_name: dict[str, str] = {}
+        self._suffix: dict[str, list[str]] | None = None
+        if files is not None:
+            self._known = set()
+            for f in files:
+                self._known.add(f)
+                self._by_name.setdefault(module_name(f), f)
+
+    def find(self, dotted: str, importer: str | None = None, level: int = 0) -> str | None:
+        """The file of module ``dotted`` imported from ``importer`` (relative when ``level`` > 0)."""
+        parts = [p for p in dotted.split(".") if p]
+        if level:
+            if importer is None:
+                return None
+            base = PurePosixPath(importer).parent
+            for _ in range(level - 1):
+                if base == PurePosixPath("."):
+                    return None  # above the root
+                base = base.parent
+            return self._first(base, parts)
+        if dotted in self._by_name:
+            return self._by_name[dotted]
+        bases = [PurePosixPath("."), PurePosixPath("src")]
+        if importer is not None:
+            d = PurePosixPath(importer).parent
+            while d != PurePosixPath("."):
+                bases.append(d)
+                d = d.parent
+        for base in bases:
+            hit = self._first(base, parts)
+            if hit is not None:
+                return hit
+        return self._by_suffix(dotted) if self._known is not None else None
+
+    def _first(self, base: PurePosixPath, parts: list[str]) -> str | None:
+        stem = base.joinpath(*parts) if parts else base
+        candidates = ([str(stem) + ".py"] if parts else []) + [str(stem / "__init__.py")]
+        for cand in candidates:
+            cand = str(PurePosixPath(cand))
+            if self._exists(cand):
+                return cand
+        return None
+
+    def _exists(self, rel: str) -> bool:
+        if self._known is not None:
+            return rel in self._known
+        path = self.root / rel
+        try:
+            return path.is_file() and self.root in path.resolve().parents
+        except OSError:
+            return False
+
+    def _by_suffix(self, dotted: str) -> str | None:
+        if self._suffix is None:
+            self._suffix = {}
+            for name, path in self._by_name.items():
+                parts = name.split(".")
+                for i in range(1, len(parts)):
+                    self._suffix.setdefault(".".join(parts[i:]), []).append(path)
+        hits = self._suffix.get(dotted, [])
+        return hits[0] if len(hits) == 1 else None
+
+
+__all__ = ["ModuleResolver"]
