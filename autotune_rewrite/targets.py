@@ -172,10 +172,6 @@ def _arch_from_text(text: str) -> Arch | None:
     return ARCHS.get(f"sm_{cap}")
 
 
-def valid_target_names() -> list[str]:
-    return [*ARCHS, *PRODUCTS]
-
-
 def resolve_target(name: str) -> Target:
     """"sm_120" / "120" / "12.0" / "RTX-PRO-6000" (any case, "_" or " " for "-") -> Target.
 

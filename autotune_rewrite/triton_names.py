@@ -20,9 +20,6 @@ WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wra
 CDIV = frozenset({"triton.cdiv", "triton.runtime.cdiv", "triton.language.cdiv"})
 NEXT_POWER_OF_2 = frozenset({"triton.next_power_of_2", "triton.runtime.next_power_of_2"})
 
-# Module prefixes of the Triton language namespace (``tl.float16`` is ``triton.language.float16``).
-LANGUAGE_PREFIXES = ("triton.language.",)
-
 # Decorator spellings whose function bodies the locator never needs (kernel bodies): trimmed
 # before metadata runs. Only a speed-up: sites are still decided by qualified names.
 KERNEL_DECORATOR_TAILS = frozenset({"jit", "autotune", "heuristics"})

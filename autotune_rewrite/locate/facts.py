@@ -1,6 +1,6 @@
 """Everything one file says, as plain picklable data: what a worker process sends back.
 
-``analyze_file`` never raises for bad input: a file that is not UTF-8 or does not parse comes
+``analyze_source`` never raises for bad input: a file that is not UTF-8 or does not parse comes
 back as a ``FileError`` naming the file, the place and the fix.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from autotune_rewrite.files import is_site_candidate, mentions_any
+
 from autotune_rewrite.evaluate import Pending, Unresolved
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
@@ -110,17 +110,3 @@ def read_source(root: str, path: str) -> bytes | FileFacts:
         return Path(root, path).read_bytes()
     except OSError as exc:
         return FileFacts(path, error=FileError(path, f"cannot be read ({exc.strerror})"))
-
-
-def analyze_file(root: str, path: str, module_name: str, is_package: bool, mode: str,
-                 names: frozenset[bytes] = frozenset(), tree_names: frozenset[str] = frozenset()) -> FileFacts | None:
-    """Read, prefilter and analyse one file. None: the prefilter says there is nothing to find
-    (sites: the file never says ``autotune``; launches: it names none of ``names``)."""
-    data = read_source(root, path)
-    if isinstance(data, FileFacts):
-        return data
-    if mode == MODE_SITES and not is_site_candidate(data):
-        return None
-    if mode == MODE_LAUNCHES and not mentions_any(data, names):
-        return None
-    return analyze_source(path, data, module_name, is_package, mode, tree_names)

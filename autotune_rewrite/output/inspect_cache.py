@@ -91,12 +91,6 @@ def print_json(result: InspectResult) -> None:
     output.write_raw(inspect_json(result))
 
 
-def _meta(k: InspectedKernel) -> str:
-    if k.meta_params is None:
-        return "[dim](folded)[/]"
-    return output.escape(" ".join(f"{n}={v}" for n, v in k.meta_params.items()))
-
-
 def print_table(result: InspectResult) -> None:
     console = output.stderr()
     esc = output.escape
