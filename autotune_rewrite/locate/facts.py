@@ -11,7 +11,6 @@ from pathlib import Path
 
 import libcst as cst
 
-
 from autotune_rewrite.evaluate import Pending, Unresolved
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
