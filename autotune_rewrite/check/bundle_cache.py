@@ -42,7 +42,8 @@ def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle 
         data = json.loads(_entry(root, path, kernel, cache_dir).read_text(encoding="utf-8"))
         if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
             return None
-        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"])
+        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"],
+                            functions=tuple(tuple(f) for f in data.get("functions", ())))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -56,7 +57,8 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
             deps[Path(f).resolve().relative_to(base).as_posix()] = _digest(Path(f))
         except ValueError:
             deps[str(f)] = _digest(Path(f))
-    data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin}
+    data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin,
+            "functions": [list(f) for f in bundle.functions]}
     write_atomic(_entry(root, path, kernel, cache_dir), json.dumps(data).encode("utf-8"))
 
 

@@ -21,7 +21,7 @@ from autotune_rewrite.atomic_write import write_atomic
 from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
 
-SCHEMA = 1  # bump when the stored fields or their meaning change
+SCHEMA = 2  # bump when the stored fields or their meaning change
 ENV_VAR = "AUTOTUNE_REWRITE_CACHE_DIR"
 
 
@@ -107,7 +107,8 @@ def job_key(job: CompileJob, toolchain: Toolchain) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-_FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds")
+_FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds",
+           "error_kind", "error_file", "error_line")
 
 
 class CompileCache:
