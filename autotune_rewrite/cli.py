@@ -58,6 +58,17 @@ def _fail(err: UserError) -> typer.Exit:
     return typer.Exit(int(ExitCode.ERROR))
 
 
+def _crash(exc: Exception, command: str) -> typer.Exit:
+    """A bug of ours outside any one kernel: exit 2 (never 1, which CI reads as "found"), one
+    line, the traceback in a file."""
+    from autotune_rewrite.internal_errors import internal_error
+
+    problem = internal_error(command, exc, command)
+    where = problem.traceback_file or "(the traceback could not be written)"
+    output.error(f"internal error ({problem.detail}); traceback in {where}; please report it")
+    return typer.Exit(int(ExitCode.ERROR))
+
+
 @app.command(epilog=EXIT_CODES_HELP)
 def scan(
     path: Path = typer.Argument(..., help="A checkout, folder or file to scan."),
@@ -119,6 +130,8 @@ def check(
                                use_cache=not no_cache, progress=progress)
     except UserError as err:
         raise _fail(err)
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "check")
     {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
      CheckFormat.github: check_out.print_github}.get(fmt, check_out.print_table)(result, strict)
     raise typer.Exit(int(result.report(strict).exit_code))
@@ -163,6 +176,8 @@ def diff(
                                workers=jobs, assume_dtype=assume_dtype, progress=progress)
     except UserError as err:
         raise _fail(err)
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "diff")
     report = run.report(gate=check_only, strict=strict)
     if fmt is DiffFormat.json:
         rewrite_out.print_json(run, report)
@@ -203,6 +218,8 @@ def apply(
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype)
     except UserError as err:
         raise _fail(err)
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "apply")
     report = result.report(strict=strict)
     rewrite_out.print_apply(result, report)
     raise typer.Exit(int(report.exit_code))
