@@ -109,7 +109,7 @@ class Report:
 
     ``found``: some judged config cannot launch, or the variant found a change (the thing a CI
     gate looks for). ``gate``: whether ``found`` fails the run (check: always; diff: with
-    ``--check``; apply: never, its branches are the requested result). ``strict``: any kernel
+    ``--check``; apply: always, but there only a change that could not be built is found). ``strict``: any kernel
     that was not judged fails the run too."""
 
     outcomes: tuple[KernelOutcome, ...]

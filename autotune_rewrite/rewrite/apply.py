@@ -53,15 +53,17 @@ class ApplyResult:
     skipped: tuple[tuple[str, str], ...]  # (kernel ident, why)
 
     def report(self, strict: bool = False) -> Report:
-        """The kernels' outcomes over every variant's run (a bug in any run counts). ``apply``'s
-        branches are its requested result, so changes never gate it: ``gate`` is off."""
+        """The kernels' outcomes over every variant's run (a bug in any run counts). The branches
+        are apply's requested result, so a change is not "found"; a kernel whose change could not
+        be built (no launchable config, an edit that cannot be made) is."""
         seen: dict[tuple[str, str | None], object] = {}
         for run in self.runs:
             for o in run.report().outcomes:
                 key = (o.kernel, o.spec)
                 if key not in seen or o.status is Status.INTERNAL_ERROR:
                     seen[key] = o
-        return Report(tuple(seen.values()), found=False, gate=False, strict=strict)
+        found = any(run.failed for run in self.runs) or any(o.status is Status.NO_LAUNCHABLE for o in seen.values())
+        return Report(tuple(seen.values()), found=found, gate=True, strict=strict)
 
 
 def branch_name(targets: Sequence[str], kernel: str, variant: str) -> str:
