@@ -20,8 +20,10 @@ from autotune_rewrite.errors import ExitCode, UserError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 = nothing to change / every config can launch; "
-    "1 = changes found / some config cannot launch; 2 = usage, configuration or internal error."
+    "1 = changes found / some config cannot launch (diff: with --check), or with --strict a kernel "
+    "that was not judged; 2 = usage, configuration or internal error."
 )
+STRICT_HELP = "Exit 1 when some kernel was not judged (needs a spec, unresolved configs, compiler crash)."
 
 app = typer.Typer(
     name="autotune-rewrite",
@@ -53,6 +55,17 @@ def _global(
 
 def _fail(err: UserError) -> typer.Exit:
     output.error(str(err))
+    return typer.Exit(int(ExitCode.ERROR))
+
+
+def _crash(exc: Exception, command: str) -> typer.Exit:
+    """A bug of ours outside any one kernel: exit 2 (never 1, which CI reads as "found"), one
+    line, the traceback in a file."""
+    from autotune_rewrite.internal_errors import internal_error
+
+    problem = internal_error(command, exc, command)
+    where = problem.traceback_file or "(the traceback could not be written)"
+    output.error(f"internal error ({problem.detail}); traceback in {where}; please report it")
     return typer.Exit(int(ExitCode.ERROR))
 
 
@@ -104,6 +117,7 @@ def check(
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (e.g. bf16); those numbers are labelled assumed."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
     shared memory, registers and spills, apply the CUDA occupancy rules."""
@@ -116,9 +130,11 @@ def check(
                                use_cache=not no_cache, progress=progress)
     except UserError as err:
         raise _fail(err)
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "check")
     {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
-     CheckFormat.github: check_out.print_github}.get(fmt, check_out.print_table)(result)
-    raise typer.Exit(int(result.exit_code))
+     CheckFormat.github: check_out.print_github}.get(fmt, check_out.print_table)(result, strict)
+    raise typer.Exit(int(result.report(strict).exit_code))
 
 
 class DiffFormat(str, enum.Enum):
@@ -145,6 +161,7 @@ def diff(
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
     fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
     from autotune_rewrite.output import check as check_out
@@ -159,12 +176,15 @@ def diff(
                                workers=jobs, assume_dtype=assume_dtype, progress=progress)
     except UserError as err:
         raise _fail(err)
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "diff")
+    report = run.report(gate=check_only, strict=strict)
     if fmt is DiffFormat.json:
-        rewrite_out.print_json(run)
+        rewrite_out.print_json(run, report)
     else:
         rewrite_out.print_diff(run)
-        rewrite_out.print_summary(run)
-    raise typer.Exit(int(run.exit_code) if check_only else int(ExitCode.OK))
+        rewrite_out.print_summary(run, report)
+    raise typer.Exit(int(report.exit_code))
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -181,6 +201,7 @@ def apply(
     buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype."),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
     from --base, without touching your working tree, index or HEAD. Prints each branch and its PR body file."""
@@ -197,8 +218,11 @@ def apply(
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype)
     except UserError as err:
         raise _fail(err)
-    rewrite_out.print_apply(result)
-    raise typer.Exit(int(ExitCode.OK))
+    except Exception as exc:  # noqa: BLE001
+        raise _crash(exc, "apply")
+    report = result.report(strict=strict)
+    rewrite_out.print_apply(result, report)
+    raise typer.Exit(int(report.exit_code))
 
 
 @app.command(epilog=EXIT_CODES_HELP + " capture: the program's own exit code passes through; 2 when no GPU "

@@ -12,6 +12,7 @@ import pytest
 from autotune_rewrite.check import check as feasibility
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.errors import ExitCode
+from autotune_rewrite.outcomes import Reason, Status
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.locate.scan import find_site, scan
 
@@ -75,7 +76,8 @@ def test_one_report_per_spec_and_the_gate(repo, cache, site):
 def test_unresolved_configs_are_skipped_with_the_reason(repo, cache):
     site = find_site(scan(repo, jobs=1), "scale_kernel")
     (report,) = feasibility.check_site(repo, site, [], ["sm_120"], workers=1, cache_dir=cache)
-    assert report.verdicts == () and report.error.startswith("configs not statically known: ")
+    assert report.verdicts == () and report.status is Status.UNRESOLVED
+    assert report.problem.reason is Reason.CONFIGS_UNRESOLVED and report.problem.detail
 
 
 def test_specs_for_reads_the_settings_of_the_root(repo, site):

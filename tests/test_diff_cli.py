@@ -44,12 +44,14 @@ def test_bad_buckets_exit_2(tmp_path, cache, buckets):
     assert "--buckets" in proc.stderr
 
 
-def test_star_args_launch_stops_v3_with_exit_2(tmp_path, cache):
+def test_star_args_launch_is_that_kernels_outcome_and_fails_the_check(tmp_path, cache):
     root = make_repo(tmp_path, "proj_comprehension")
     p = root / "proj" / "project.py"
     p.write_bytes(p.read_bytes().replace(b"_proj_kernel[grid](x, w, y, B, D, BLOCK_B=16)", b"_proj_kernel[grid](*(x, w, y, B, D), BLOCK_B=16)"))
-    proc = cli("diff", "--variant", "v3", ".", cwd=root, cache=cache, check_rc=2)
-    assert "*args/**kwargs" in proc.stderr and proc.stdout == ""
+    # The kernel needs a change that cannot be made: reported, no diff, and the gate fails.
+    proc = cli("diff", "--variant", "v3", "--check", ".", cwd=root, cache=cache, check_rc=1)
+    assert "_proj_kernel: cannot be changed: " in proc.stderr and "*args/**kwargs" in proc.stderr
+    assert proc.stdout == ""
 
 
 def test_batch_expr_names_the_batch_size(tmp_path, cache):
@@ -64,11 +66,13 @@ def test_json_format_carries_decisions_evidence_and_the_diff(tmp_path, cache):
     root = make_repo(tmp_path, "proj_comprehension")
     proc = cli("diff", "--variant", "v1", "--format", "json", "--check", ".", cwd=root, cache=cache, check_rc=1)
     doc = json.loads(proc.stdout)
-    assert doc["schema"] == 1 and doc["variant"] == "v1" and doc["targets"] == ["sm_120"]
+    assert doc["schema"] == 2 and doc["variant"] == "v1" and doc["targets"] == ["sm_120"]
     (k,) = doc["kernels"]
     assert k["kernel"] == "proj/project.py::_proj_kernel"
     assert [c["config"] for c in k["configs"]] == ["BLOCK_D=64 w8 s2"]
-    assert k["configs"][0]["evidence"][0]["smem"] == 10240
+    assert k["configs"][0]["evidence"][0]["shared_bytes"] == 10240  # check's verdict shape
+    assert [(o["kernel"], o["status"], o["assumptions"]) for o in doc["outcomes"]] == [
+        ("proj/project.py::_proj_kernel", "judged", [])]
     assert doc["diff"].startswith("diff --git a/proj/project.py b/proj/project.py\n")
 
 
@@ -80,5 +84,6 @@ def test_unresolved_configs_are_skipped_with_the_reason(tmp_path, cache):
         "@triton.jit\ndef dyn_kernel(x, n, BLOCK: tl.constexpr):\n    pass\n"
     )
     proc = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache, check_rc=1)
-    assert "proj/dynamic.py::dyn_kernel: skipped:" in proc.stderr
+    assert "unresolved proj/dynamic.py::dyn_kernel: configs not statically known" in proc.stderr
+    assert "judged 1 of 2 kernels; not judged: unresolved proj/dynamic.py::dyn_kernel" in proc.stderr
     assert "diff --git a/proj/project.py" in proc.stdout and "dynamic.py" not in proc.stdout

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, default_cache_dir, job_key
+from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
+from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, KernelBundle
 
 JOB = CompileJob(

@@ -16,7 +16,7 @@ from autotune_rewrite import disk_cache
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
-SCHEMA = 2  # 2: disk_cache's envelope and key
+SCHEMA = 3  # 2: disk_cache's envelope and key; 3: where each function came from
 # The loader's code: a change in any of these may change what a bundle holds.
 _LOADER_FILES = (Path(__file__).with_name("kernel_loader.py"), Path(__file__).parent.parent / "module_resolver.py")
 
@@ -37,7 +37,8 @@ def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle 
     try:
         if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
             return None
-        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"])
+        return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"],
+                            functions=tuple(tuple(f) for f in data.get("functions", ())))
     except (KeyError, TypeError, AttributeError):
         return None
 
@@ -51,7 +52,8 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
             deps[Path(f).resolve().relative_to(base).as_posix()] = _digest(Path(f))
         except ValueError:
             deps[str(f)] = _digest(Path(f))
-    data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin}
+    data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin,
+            "functions": [list(f) for f in bundle.functions]}
     ns, key = _entry(root, path, kernel, cache_dir)
     ns.write_json(key, data)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check import smem_probe
-from autotune_rewrite.check.compile_cache import default_cache_dir
+from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.check.evidence import (
@@ -34,7 +34,10 @@ from autotune_rewrite.check.evidence import (
     KernelBundle,
     KernelReport,
     LaunchSpec,
+    skipped_report,
 )
+from autotune_rewrite.internal_errors import internal_error
+from autotune_rewrite.outcomes import Reason, Report
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.check.occupancy import occupancy_of
@@ -60,12 +63,17 @@ class CheckResult:
     cached: int = 0  # outcomes read from the cache
     seconds: float = 0.0
 
+    def report(self, strict: bool = False) -> Report:
+        """The outcomes; ``found`` when some judged config cannot launch on some target (a
+        crashed compile proves nothing, so it is not "cannot launch")."""
+        found = any(not v.launchable and not v.crashed for r in self.reports for v in r.verdicts)
+        return Report(tuple(r.outcome for r in self.reports), found=found, gate=True, strict=strict)
+
     @property
     def exit_code(self) -> ExitCode:
-        """1 when some compiled config cannot launch on some target (the CI gate), else 0.
-        Skipped kernels (unresolved configs) are reported, not failed: nothing was proved."""
-        failed = any(not v.launchable for r in self.reports for v in r.verdicts)
-        return ExitCode.FOUND if failed else ExitCode.OK
+        """1 when some compiled config cannot launch on some target (the CI gate), 2 on an
+        internal error, else 0. Kernels not judged are listed, not failed (``--strict`` fails them)."""
+        return self.report().exit_code
 
 
 # --------------------------------------------------------------------------- targets
@@ -176,8 +184,8 @@ def _notes(plan: _Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[str, ...]:
     notes = []
     for v in verdicts:
         if v.outcome.spills:
-            notes.append(f"{v.arch} {v.config.label()}: spills {v.outcome.spills} registers to local memory "
-                         f"({v.outcome.registers} registers/thread)")
+            notes.append(f"{v.arch} {v.config.label()} (launch spec {plan.spec.name}): spills {v.outcome.spills} "
+                         f"registers to local memory ({v.outcome.registers} registers/thread)")
     if plan.spec.assumed:
         notes.append(f"pointer dtypes assumed (--assume-dtype): {', '.join(plan.spec.assumed)}; "
                      "numbers for this spec are estimates until the real dtypes are in the launch spec")
@@ -192,32 +200,53 @@ def _reports(plans: Sequence[_Plan], outcomes: Sequence[CompileOutcome], run: _R
     """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
     it = iter(outcomes)
     verdicts = [_verdicts(plan, [next(it) for _ in plan.jobs]) for plan in plans]
+    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
     wanted = []  # (plan index, target, probe)
     if model:
         for i, plan in enumerate(plans):
-            for target in plan.targets:
-                wanted += [(i, target, p) for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
+            try:
+                mine = [(i, target, p) for target in plan.targets
+                        for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
+            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+                failed[i] = _internal(plan.site, plan.spec, exc, "the SMEM probes", run)
+                continue
+            wanted += mine
     probed = run.compile([p.job for _, _, p in wanted])
     reports = []
     for i, plan in enumerate(plans):
-        models, fits = [], []
-        if model:
-            for target in plan.targets:
-                mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
-                fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts[i], mine, run.derived_cache)
-                models.append((target.arch.name, fitted))
-                if sentence:
-                    fits.append((target.arch.name, sentence))
-        reports.append(KernelReport(
-            site=plan.site,
-            spec=plan.spec,
-            verdicts=verdicts[i],
-            smem_model=models[0][1] if models else None,
-            smem_models=tuple(models),
-            largest_fit=tuple(fits),
-            notes=_notes(plan, verdicts[i]),
-        ))
+        if i in failed:
+            reports.append(failed[i])
+            continue
+        try:
+            reports.append(_report(plan, verdicts[i], wanted, probed, i, run, model))
+        except Exception as exc:  # noqa: BLE001
+            reports.append(_internal(plan.site, plan.spec, exc, "the report", run))
     return reports
+
+
+def _report(plan: _Plan, verdicts, wanted, probed, i: int, run: _Run, model: bool) -> KernelReport:
+    models, fits = [], []
+    if model:
+        for target in plan.targets:
+            mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
+            fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts, mine, run.derived_cache)
+            models.append((target.arch.name, fitted))
+            if sentence:
+                fits.append((target.arch.name, sentence))
+    return KernelReport(
+        site=plan.site,
+        spec=plan.spec,
+        verdicts=verdicts,
+        smem_model=models[0][1] if models else None,
+        smem_models=tuple(models),
+        largest_fit=tuple(fits),
+        notes=_notes(plan, verdicts),
+    )
+
+
+def _internal(site: AutotuneSite, spec: LaunchSpec | None, exc: BaseException, stage: str, run: "_Run | None") -> KernelReport:
+    cache = run.cache_dir if run is not None else None
+    return KernelReport(site=site, spec=spec, problem=internal_error(site.ident, exc, stage, cache))
 
 
 def _bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> KernelBundle:
@@ -279,33 +308,39 @@ def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = N
     return resolution.specs
 
 
-def _skip(site: AutotuneSite, error: str) -> KernelReport:
-    return KernelReport(site=site, spec=None, error=error)
-
-
 def _check_sites(root: Path, work, targets, run: _Run, model: bool = True,
                  bundles: dict[int, KernelBundle] | None = None) -> list[KernelReport]:
     """``work``: (site, specs) pairs; sites without configs or bundle come back as skips.
-    ``bundles``: already built, by ``id(site)``."""
+    ``bundles``: already built, by ``id(site)``. Every site ends as reports, never an exception."""
     plans: list[_Plan] = []
     reports: list[KernelReport | _Plan] = []
     for site, specs in work:
         if site.configs is None:
-            reports.append(_skip(site, f"configs not statically known: {site.unresolved_reason or 'unresolved'}"))
+            reports.append(skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or ""))
             continue
         if not site.configs:
-            reports.append(_skip(site, "the autotune config list is empty"))
+            reports.append(skipped_report(site, Reason.CONFIGS_EMPTY))
             continue
         try:
             bundle = (bundles or {}).get(id(site)) or _bundle(root, site, run.derived_cache)
         except KernelLoadError as exc:
-            reports.append(_skip(site, f"cannot isolate the kernel: {exc}"))
+            reports.append(skipped_report(site, Reason.KERNEL_NOT_ISOLATED, detail=str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            reports.append(_internal(site, None, exc, "isolating the kernel", run))
             continue
         if not specs:
-            reports.append(_skip(site, "no launch spec: give its parameter types in the settings"))
+            reports.append(skipped_report(site, Reason.NO_SPEC))
             continue
         for spec in specs:
-            plan = _plan(site, spec, bundle, site.configs, targets)
+            if isinstance(spec, KernelReport):  # decided before (needs_spec, internal error)
+                reports.append(spec)
+                continue
+            try:
+                plan = _plan(site, spec, bundle, site.configs, targets)
+            except Exception as exc:  # noqa: BLE001
+                reports.append(_internal(site, spec, exc, "building the compile jobs", run))
+                continue
             plans.append(plan)
             reports.append(plan)
     outcomes = run.compile([job for plan in plans for job in plan.jobs])
@@ -338,7 +373,8 @@ def check(
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
     Raises ``UserError`` (exit 2, nothing written) for an unknown target, a kernel not found, a
-    malformed settings table, or launch specs missing types/values (with the stanza to paste)."""
+    malformed settings table or a bad flag. A kernel that cannot be judged (missing spec values,
+    unresolved configs, a compile crash, a bug of ours) is a report with its status instead."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -355,7 +391,8 @@ def check(
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)
-    resolutions, bundles = [], {}
+    launch_spec.check_assume_dtype(assume_dtype)  # a bad flag is the run's error, not a kernel's
+    specs, bundles = {}, {}
     for site in sites:
         if site.configs is None or not site.configs:
             continue  # reported by _check_sites as skipped
@@ -363,12 +400,19 @@ def check(
             bundles[id(site)] = _bundle(base, site, run.derived_cache)
         except KernelLoadError:
             continue  # reported by _check_sites with the loader's message
-        resolutions.append(launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
-                                                     settings_file))
-    if any(not r.ok for r in resolutions):
-        raise launch_spec.missing_error(resolutions)
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            specs[id(site)] = (_internal(site, None, exc, "isolating the kernel", run),)
+            continue
+        try:
+            resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
+                                                   settings_file)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            specs[id(site)] = (_internal(site, None, exc, "resolving the launch specs", run),)
+            continue
+        specs[id(site)] = _specs_or_needs(resolution)
 
-    specs = {id(r.site): r.specs for r in resolutions}
     work = [(s, specs.get(id(s), ())) for s in sites]
     reports = _check_sites(base, work, targets, run, model=fit_model, bundles=bundles)
     return CheckResult(
@@ -381,6 +425,18 @@ def check(
         compiled=run.compiled,
         cached=run.cached,
         seconds=time.perf_counter() - start,
+    )
+
+
+def _specs_or_needs(resolution: launch_spec.SpecResolution) -> tuple[LaunchSpec | KernelReport, ...]:
+    """Complete specs stay specs; an incomplete one becomes its kernel's needs_spec report
+    (naming exactly the missing parameters, with the site's stanza), so the rest go on."""
+    missing = dict(resolution.missing)
+    return tuple(
+        skipped_report(resolution.site, Reason.MISSING_SPEC_VALUES, spec=spec, missing=tuple(missing[spec.name]),
+                       stanza=resolution.stanza)
+        if spec.name in missing else spec
+        for spec in resolution.specs
     )
 
 

@@ -19,9 +19,8 @@ from pathlib import Path
 from autotune_rewrite import disk_cache
 from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
-from autotune_rewrite.disk_cache import default_cache_dir  # noqa: F401  (check.py's import)
 
-SCHEMA = 2  # bump when the stored fields or their meaning change (2: disk_cache's envelope)
+SCHEMA = 3  # bump when the stored fields or their meaning change (2: disk_cache's envelope; 3: error kind/place)
 _NAMESPACE = "outcomes"
 
 
@@ -95,7 +94,8 @@ def job_key(job: CompileJob, toolchain: Toolchain) -> str:
     return disk_cache.make_key(_NAMESPACE, SCHEMA, payload)
 
 
-_FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds")
+_FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds",
+           "error_kind", "error_file", "error_line")
 
 
 class CompileCache:

@@ -106,7 +106,7 @@ def compile_many(
     """Outcomes for ``jobs``, in input order. Cached outcomes come back with ``cached=True``.
 
     ``workers``: processes for the misses (default: usable cores; 1 compiles in this process).
-    ``cache_dir``: the outcome cache (default ``compile_cache.default_cache_dir()``).
+    ``cache_dir``: the outcome cache (default ``disk_cache.default_cache_dir()``).
     ``progress(done, total)`` is called as outcomes arrive (cache hits first).
     Raises UserError only for a broken installation (no cuobjdump); compile failures are
     outcomes with ``error`` set."""
@@ -148,7 +148,10 @@ def compile_many(
     n_workers = min(workers or default_workers(), len(pending))
     triton_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-"))
     try:
-        if n_workers <= 1:
+        # In-process only when asked for (-j 1): a lone miss still goes to a worker, because a
+        # compiler abort there is one kernel's outcome, here it would end the whole run (and a
+        # crash is never cached, so a rerun's only miss is exactly the job that crashes).
+        if workers == 1:
             for key, idx in pending.items():
                 finish(key, compile_job(jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion))
         else:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.check import resources
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.check.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
@@ -136,6 +136,31 @@ def one_line(exc: BaseException, diagnostics: str = "") -> str:
     return _with_diagnostic(f"{name}: {message}", diagnostics)
 
 
+# What Triton's autotuner itself treats as "this config does not work" (plus the kernel's own
+# source failing to compile for the config); anything else is the compiler failing.
+_REJECTIONS = {"OutOfResources", "CompileTimeAssertionFailure", "PTXASError", "CompilationError",
+               "UnsupportedLanguageConstruct"}
+
+
+def error_kind(exc: BaseException) -> str:
+    return REJECTED if type(exc).__name__ in _REJECTIONS else CRASHED
+
+
+def user_position(exc: BaseException, bundle: KernelBundle) -> tuple[str, int] | None:
+    """The user's (file, line) a CompilationError points at: its node's line counts from the
+    ``def`` line of the function whose source it carries, which the bundle maps back."""
+    while type(exc).__name__ == "CompilationError" and type(exc.__cause__).__name__ in (
+        "CompilationError", "CompileTimeAssertionFailure"
+    ):
+        exc = exc.__cause__
+    src, line = getattr(exc, "src", None), getattr(getattr(exc, "node", None), "lineno", None)
+    name = re.search(r"def\s+(\w+)", src) if isinstance(src, str) else None
+    if name is None or not isinstance(line, int):
+        return None
+    where = next(((path, first) for fn, path, first in bundle.functions if fn == name.group(1)), None)
+    return None if where is None else (where[0], where[1] + line - 1)
+
+
 def _with_diagnostic(message: str, diagnostics: str) -> str:
     first = next((ln.strip() for ln in diagnostics.splitlines() if "error:" in ln), None)
     return f"{message}: {first}" if first else message
@@ -227,8 +252,13 @@ def compile_job(
             else:
                 failure = None
         if failure is not None:
-            return CompileOutcome.failed(job, one_line(failure, printed.getvalue()), version, ptxas,
-                                         seconds=time.perf_counter() - start)
+            message = one_line(failure, printed.getvalue())
+            where = user_position(failure, job.bundle)
+            if where is not None:  # the bundle's "(at 3:11)" means nothing to the user
+                message = re.sub(r" \(at \d+:\d+\)$", "", message)
+            return CompileOutcome.failed(job, message, version, ptxas, seconds=time.perf_counter() - start,
+                                         kind=error_kind(failure), file=where[0] if where else None,
+                                         line=where[1] if where else None)
         tmem = getattr(kernel.metadata, "tmem_size", None)
         return CompileOutcome(
             job=job,

@@ -12,6 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason, Status
+
+# CompileOutcome.error_kind: a kernel-level rejection (Triton's autotuner prunes OutOfResources,
+# CompileTimeAssertionFailure and PTXASError; a CompilationError is the kernel's own source failing
+# for this config) means "this config cannot launch"; a crash (an MLIR pass failure, any other
+# exception inside Triton, a dying compiler process) proves nothing about the config.
+REJECTED = "rejected"
+CRASHED = "crashed"
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,9 @@ class KernelBundle:
     kernel: str  # name of the @triton.jit function defined in ``source``
     source: str
     origin: str  # "path::kernel", for messages
+    # Where each @triton.jit function of ``source`` was cut from: (name, user path, line of its
+    # ``def``), so a compile error is reported at the user's file:line, not the bundle's.
+    functions: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,13 +61,18 @@ class CompileOutcome:
     ptxas_version: str | None
     cached: bool = False
     seconds: float = 0.0
+    error_kind: str | None = None  # REJECTED | CRASHED when ``error`` is set
+    error_file: str | None = None  # the user's file and line the compiler pointed at, when known
+    error_line: int | None = None
 
     @classmethod
     def failed(cls, job: CompileJob, error: str, triton_version: str, ptxas_version: str | None,
-               seconds: float = 0.0) -> "CompileOutcome":
+               seconds: float = 0.0, kind: str = CRASHED, file: str | None = None,
+               line: int | None = None) -> "CompileOutcome":
         """A compile that produced no kernel: the error is the verdict, there are no numbers."""
         return cls(job=job, shared_bytes=None, tmem_bytes=None, registers=None, spills=None, error=error,
-                   triton_version=triton_version, ptxas_version=ptxas_version, seconds=seconds)
+                   triton_version=triton_version, ptxas_version=ptxas_version, seconds=seconds,
+                   error_kind=kind, error_file=file, error_line=line)
 
 
 @dataclass(frozen=True)
@@ -87,9 +103,25 @@ class ConfigVerdict:
         )
 
     @property
+    def crashed(self) -> bool:
+        """The compiler failed for its own reasons: nothing is known about this config."""
+        return self.outcome.error is not None and self.outcome.error_kind == CRASHED
+
+    @property
+    def reason_code(self) -> str | None:
+        """Why it cannot launch, as a code: ``compile_crashed``, ``compile_rejected``, or the
+        occupancy limiter that leaves no block (``shared_memory``, ``registers``, ...)."""
+        if self.launchable:
+            return None
+        if self.outcome.error is not None:
+            return "compile_crashed" if self.crashed else "compile_rejected"
+        return self.occupancy.limiter.replace(" ", "_") if self.occupancy else None
+
+    @property
     def reason(self) -> str | None:
         if self.outcome.error is not None:
-            return f"compile error: {self.outcome.error}"
+            where = f" ({self.outcome.error_file}:{self.outcome.error_line})" if self.outcome.error_file else ""
+            return f"compile {'crashed' if self.crashed else 'error'}: {self.outcome.error}{where}"
         return self.occupancy.reason if self.occupancy else None
 
 
@@ -121,7 +153,7 @@ class KernelReport:
     spec: LaunchSpec | None
     verdicts: tuple[ConfigVerdict, ...] = ()
     smem_model: SmemModel | None = None
-    error: str | None = None  # why this kernel was skipped (unresolved configs, missing spec, ...)
+    problem: Problem | None = None  # why this kernel was not judged (unresolved configs, missing spec, ...)
     # Added by the check pipeline (defaults keep older constructors valid):
     # per target arch, the fitted model (``smem_model`` is the first target's) ...
     smem_models: tuple[tuple[str, SmemModel | None], ...] = ()
@@ -131,4 +163,39 @@ class KernelReport:
 
     @property
     def all_launchable(self) -> bool:
-        return self.error is None and all(v.launchable for v in self.verdicts)
+        return self.problem is None and all(v.launchable for v in self.verdicts)
+
+    @property
+    def status(self) -> Status:
+        """This kernel's one outcome, derived from what the stages found (never stored twice)."""
+        if self.problem is not None:
+            return self.problem.status
+        if any(v.crashed for v in self.verdicts):
+            return Status.COMPILE_CRASHED
+        by_config: dict[int, bool] = {}
+        for v in self.verdicts:  # a config counts when it launches on every target
+            by_config[id(v.config)] = by_config.get(id(v.config), True) and v.launchable
+        if self.verdicts and not any(by_config.values()):
+            return Status.NO_LAUNCHABLE
+        return Status.ASSUMED if self.assumptions else Status.JUDGED
+
+    @property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        if self.spec is None:
+            return ()
+        types = dict(self.spec.types)
+        return tuple(Assumption(p, types.get(p, "?"), "--assume-dtype") for p in self.spec.assumed)
+
+    @property
+    def outcome(self) -> KernelOutcome:
+        return KernelOutcome(self.site.ident, self.spec.name if self.spec else None, self.status)
+
+    @property
+    def crash(self) -> ConfigVerdict | None:
+        """The first config whose compile crashed (for the one-line message)."""
+        return next((v for v in self.verdicts if v.crashed), None)
+
+
+def skipped_report(site: AutotuneSite, reason: Reason, spec: LaunchSpec | None = None, **detail) -> KernelReport:
+    """A kernel that was not judged, with why."""
+    return KernelReport(site=site, spec=spec, problem=Problem(reason, **detail))

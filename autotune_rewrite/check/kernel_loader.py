@@ -22,6 +22,8 @@ executes user code.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +52,7 @@ class _Module:
     global_scope: object
     statements: dict[int, cst.CSTNode]  # id(target Name) -> its module-level Assign/AnnAssign
     global_refs: dict[int, str]  # id(Name node) -> global name it reads
+    text: str = ""  # the file as read (to map compile errors back to its lines)
 
 
 @dataclass
@@ -62,6 +65,7 @@ class _Emit:
     owners: dict[str, tuple[str, str]] = field(default_factory=dict)  # emitted name -> (module, name)
     done: set[tuple[str, str]] = field(default_factory=set)
     namespace_attrs: set[tuple[str, str]] = field(default_factory=set)  # (alias, attr) emitted
+    functions: list[tuple[str, str, int]] = field(default_factory=list)  # (name, module, def line)
 
 
 class _Loader:
@@ -89,7 +93,7 @@ class _Loader:
         gscope = scopes[tree]
         refs = {id(ref.node): a.name for a in gscope.assignments for ref in a.references}
         mod = _Module(path=path, rel=self._rel(path), module=tree, global_scope=gscope,
-                      statements=_assignments(tree.body), global_refs=refs)
+                      statements=_assignments(tree.body), global_refs=refs, text=text)
         self.modules[path] = mod
         return mod
 
@@ -215,6 +219,9 @@ class _Loader:
         self._follow(mod, new)
         self._claim(node.name.value, (mod.rel, node.name.value))
         self.out.defs.append(mod.module.code_for_node(new).strip("\n"))
+        line = _def_line(mod.text, node.name.value)
+        if line is not None:
+            self.out.functions.append((node.name.value, mod.rel, line))
 
     def _follow(self, mod: _Module, node: cst.CSTNode) -> None:
         """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases)."""
@@ -245,7 +252,14 @@ class _Loader:
         lines = [f"# Isolated by autotune-rewrite from {mod.rel}::{kernel}; generated, do not edit."]
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
-        return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}")
+        return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
+                            functions=tuple(self.out.functions))
+
+
+def _def_line(text: str, name: str) -> int | None:
+    """Line of the last module-level ``def name(`` (the one that wins when the module runs)."""
+    found = list(re.finditer(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}[ \t]*\(", text, re.MULTILINE))
+    return text.count("\n", 0, found[-1].start()) + 1 if found else None
 
 
 # @triton.jit arguments that only matter at launch or for printing; they usually name host-side

@@ -194,6 +194,12 @@ class SpecResolution:
         return not self.missing
 
 
+def check_assume_dtype(assume_dtype: str | None) -> None:
+    """``--assume-dtype`` must name a Triton dtype (a usage error for the whole run)."""
+    if assume_dtype and normalize_type("*" + assume_dtype) is None:
+        raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
+
+
 def resolve_specs(
     site: AutotuneSite,
     entries: Sequence[SpecEntry] = (),

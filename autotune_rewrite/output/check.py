@@ -7,21 +7,21 @@ JSON (``schema_version`` 1; keys are only ever added)::
     {"schema_version", "root", "triton_version", "compiled", "cached", "exit_code",
      "targets": [{"name", "arch", "capability", "product", "sm_count", "smem_optin_per_block",
                   "ptxas_version"}],
+     "outcomes": {"exit_code", "judged", "kernels", "statuses": {status: count}},
      "kernels": [{"path", "kernel", "kernel_path", "line", "spec", "spec_source", "types",
                   "spec_constexprs", "int_values", "assumed", "do_not_specialize", "skipped",
-                  "configs": [{"arch", "label", "params", "num_warps", "num_stages", "num_ctas",
-                               "maxnreg", "line", "path", "shared_bytes", "tmem_bytes",
-                               "registers", "spills", "blocks_per_sm", "warps_per_sm",
-                               "occupancy", "limiter", "launchable", "reason", "compile_error",
-                               "cached", "signature", "constexprs", "divisible_by_16"}],
+                  "status", "assumptions": [{"parameter", "value", "source"}],
+                  "problem": {"reason", "detail", "missing", "traceback_file"} | null, "message",
+                  "configs": [verdict, see output/outcomes.py verdict_json],
                   "smem_model": {"text", "coefficients", "max_residual", "points"} | null,
                   "smem_models": {arch: model | null}, "largest_fit": {arch: text},
                   "notes": [text]}],
      "errors": [{"path", "message"}]}
 
 One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per config x target
-(target-major); ``smem_model`` is the first target's. A skipped kernel has ``skipped`` set and
-no configs.
+(target-major); ``smem_model`` is the first target's. ``status`` is one of the closed set in
+``autotune_rewrite/outcomes.py``; a kernel that was not judged has ``problem`` (and, kept for
+older readers, ``skipped``: the same message) and no configs.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ from rich.table import Table
 from autotune_rewrite import output
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport, SmemModel
 from autotune_rewrite.check.check import CheckResult
+from autotune_rewrite.outcomes import Status
+from autotune_rewrite.output.outcomes import judged_line, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.targets import Target
 
 SCHEMA_VERSION = 1
@@ -47,7 +49,7 @@ def _kb(n: int | None) -> str:
 
 def _verdict_text(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
-        return f"compile error: {v.outcome.error}"
+        return v.reason
     if v.launchable:
         return "launches"
     return f"cannot launch: {v.reason}"
@@ -55,7 +57,7 @@ def _verdict_text(v: ConfigVerdict) -> str:
 
 def _short_verdict(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
-        return "compile error"
+        return "compiler crashed" if v.crashed else "compile error"
     limiter = v.occupancy.limiter if v.occupancy else "?"
     return f"cannot launch ({limiter})"
 
@@ -103,37 +105,6 @@ def _model_json(model: SmemModel | None) -> dict | None:
     }
 
 
-def _config_json(v: ConfigVerdict) -> dict:
-    c, o, occ = v.config, v.outcome, v.occupancy
-    return {
-        "arch": v.arch,
-        "label": c.label(),
-        "params": dict(c.kwargs),
-        "num_warps": c.effective_num_warps,
-        "num_stages": c.effective_num_stages,
-        "num_ctas": c.effective_num_ctas,
-        "maxnreg": c.maxnreg,
-        "line": c.span.start_line if c.span else None,
-        "path": c.path,
-        "shared_bytes": o.shared_bytes,
-        "tmem_bytes": o.tmem_bytes,
-        "registers": o.registers,
-        "spills": o.spills,
-        "blocks_per_sm": occ.blocks_per_sm if occ else None,
-        "warps_per_sm": occ.warps_per_sm if occ else None,
-        "occupancy": round(occ.occupancy, 4) if occ else None,
-        "limiter": occ.limiter if occ else None,
-        "launchable": v.launchable,
-        "reason": v.reason,
-        "compile_error": o.error,
-        "cached": o.cached,
-        # What was compiled, so the numbers can be reproduced (and checked on a GPU).
-        "signature": dict(o.job.signature),
-        "constexprs": {k: val for k, val in o.job.constexprs},
-        "divisible_by_16": list(o.job.divisible_by_16),
-    }
-
-
 def _report_json(report: KernelReport) -> dict:
     site, spec = report.site, report.spec
     return {
@@ -148,8 +119,9 @@ def _report_json(report: KernelReport) -> dict:
         "int_values": dict(spec.int_values) if spec else None,
         "assumed": list(spec.assumed) if spec else [],
         "do_not_specialize": list(site.do_not_specialize),
-        "skipped": report.error,
-        "configs": [_config_json(v) for v in report.verdicts],
+        "skipped": problem_text(report) if report.problem is not None else None,
+        **outcome_json(report),
+        "configs": [verdict_json(v) for v in report.verdicts],
         "smem_model": _model_json(report.smem_model),
         "smem_models": {arch: _model_json(m) for arch, m in report.smem_models},
         "largest_fit": dict(report.largest_fit),
@@ -157,7 +129,7 @@ def _report_json(report: KernelReport) -> dict:
     }
 
 
-def check_json(result: CheckResult) -> str:
+def check_json(result: CheckResult, strict: bool = False) -> str:
     payload = {
         "schema_version": SCHEMA_VERSION,
         "root": result.root,
@@ -178,22 +150,28 @@ def check_json(result: CheckResult) -> str:
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
         "compiled": result.compiled,
         "cached": result.cached,
-        "exit_code": int(result.exit_code),
+        "exit_code": int(result.report(strict).exit_code),
+        "outcomes": report_json(result.report(strict)),
     }
     return json.dumps(payload, indent=2, default=str) + "\n"
 
 
-def print_json(result: CheckResult) -> None:
-    output.write_raw(check_json(result))
+def print_json(result: CheckResult, strict: bool = False) -> None:
+    output.write_raw(check_json(result, strict))
 
 
 # --------------------------------------------------------------------------- table (stderr)
-def print_table(result: CheckResult) -> None:
+def _not_judged(report: KernelReport) -> str:
+    spec = f" [{report.spec.name}]" if report.spec is not None and report.spec.name != "default" else ""
+    return f"{report.status.value} {report.site.ident}{spec}: {problem_text(report)}"
+
+
+def print_table(result: CheckResult, strict: bool = False) -> None:
     console = output.stderr()
     esc = output.escape
     for report in result.reports:
-        if report.error is not None:
-            output.warning(f"skipped {report.site.ident}: {report.error}")
+        if report.problem is not None:
+            (output.error if report.status is Status.INTERNAL_ERROR else output.warning)(_not_judged(report))
             continue
         for target in _targets_of(result, report):
             rows = [v for v in report.verdicts if v.arch == target.arch.name]
@@ -232,30 +210,31 @@ def print_table(result: CheckResult) -> None:
             if fit:
                 console.print(f"  largest fitting tile ({target.arch.name}, "
                               f"{target.arch.smem_optin_per_block:,} B opt-in): {esc(fit)}")
+        if report.status in (Status.COMPILE_CRASHED, Status.NO_LAUNCHABLE):
+            output.warning(_not_judged(report))
         for note in report.notes:
             output.warning(f"{report.site.ident}: {note}")
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
-    console.print(summary(result))
+    for stanza in stanzas(result.reports):
+        console.print(stanza, markup=False)
+    console.print(summary(result, strict), markup=False)
 
 
-def summary(result: CheckResult) -> str:
+def summary(result: CheckResult, strict: bool = False) -> str:
     verdicts = [v for r in result.reports for v in r.verdicts]
-    bad = sum(1 for v in verdicts if not v.launchable)
-    kernels = len({r.site.ident for r in result.reports if r.error is None})
-    skipped = len({r.site.ident for r in result.reports if r.error is not None})
+    bad = sum(1 for v in verdicts if not v.launchable and not v.crashed)
     targets = ", ".join(t.arch.name for t in result.targets)
-    return (f"{len(verdicts)} config x target verdict(s) for {kernels} kernel(s) on {targets}: "
-            f"{bad} cannot launch; {skipped} kernel(s) skipped; {result.compiled} compiled, "
-            f"{result.cached} from cache, {result.seconds:.1f} s")
+    return (f"{judged_line(result.report(strict))}. {len(verdicts)} config x target verdict(s) on {targets}: "
+            f"{bad} cannot launch; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")
 
 
 # --------------------------------------------------------------------------- markdown (stdout)
-def check_markdown(result: CheckResult) -> str:
+def check_markdown(result: CheckResult, strict: bool = False) -> str:
     out: list[str] = []
     for report in result.reports:
-        if report.error is not None:
-            out.append(f"> **skipped** `{report.site.ident}`: {report.error}\n")
+        if report.problem is not None:
+            out.append(f"> **{report.status.value}** `{report.site.ident}`: {problem_text(report)}\n")
             continue
         for target in _targets_of(result, report):
             out.append(f"### `{report.site.ident}` spec `{_spec_label(report)}` on {_target_label(target)}\n")
@@ -280,12 +259,12 @@ def check_markdown(result: CheckResult) -> str:
             out.append("")
         for note in report.notes:
             out.append(f"> note: {note}\n")
-    out.append(summary(result))
+    out.append(summary(result, strict))
     return "\n".join(out) + "\n"
 
 
-def print_markdown(result: CheckResult) -> None:
-    output.write_raw(check_markdown(result))
+def print_markdown(result: CheckResult, strict: bool = False) -> None:
+    output.write_raw(check_markdown(result, strict))
 
 
 # --------------------------------------------------------------------------- GitHub (stdout)
@@ -305,14 +284,15 @@ def _gh_file(result: CheckResult, path: str) -> str:
         return path
 
 
-def check_github(result: CheckResult) -> str:
+def check_github(result: CheckResult, strict: bool = False) -> str:
     lines: list[str] = []
     for report in result.reports:
         site = report.site
-        if report.error is not None:
-            lines.append(f"::warning file={_gh_escape(_gh_file(result, site.path), True)},line={site.line},"
-                         f"title={_gh_escape('autotune-rewrite: kernel skipped', True)}::"
-                         f"{_gh_escape(f'{site.kernel}: {report.error}')}")
+        if report.problem is not None:
+            level = "error" if report.status is Status.INTERNAL_ERROR else "warning"
+            lines.append(f"::{level} file={_gh_escape(_gh_file(result, site.path), True)},line={site.line},"
+                         f"title={_gh_escape(f'autotune-rewrite: kernel not judged ({report.status.value})', True)}::"
+                         f"{_gh_escape(f'{site.kernel}: {problem_text(report)}')}")
             continue
         for v in report.verdicts:
             path = v.config.path or site.path
@@ -320,7 +300,11 @@ def check_github(result: CheckResult) -> str:
             where = f"file={_gh_escape(_gh_file(result, path), True)},line={line}"
             versions = _versions(result, next(t for t in result.targets if t.arch.name == v.arch))
             spec = f", spec {report.spec.name}" if report.spec is not None else ""
-            if not v.launchable:
+            if v.crashed:
+                title = f"{site.kernel}: the compiler crashed on {v.arch} (nothing proved)"
+                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
+                lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
+            elif not v.launchable:
                 title = f"{site.kernel}: config cannot launch on {v.arch}"
                 msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
                 lines.append(f"::error {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
@@ -329,12 +313,12 @@ def check_github(result: CheckResult) -> str:
                 msg = (f"{v.config.label()}: spills {v.outcome.spills} registers "
                        f"({v.outcome.registers} registers/thread; {versions}{spec})")
                 lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
-    lines.append(summary(result))
+    lines.append(summary(result, strict))
     return "\n".join(lines) + "\n"
 
 
-def print_github(result: CheckResult) -> None:
-    output.write_raw(check_github(result))
+def print_github(result: CheckResult, strict: bool = False) -> None:
+    output.write_raw(check_github(result, strict))
 
 
 # --------------------------------------------------------------------------- progress

@@ -8,6 +8,8 @@ import json
 from rich.markup import escape
 
 from autotune_rewrite import output
+from autotune_rewrite.outcomes import Report, Status
+from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.rewrite.apply import ApplyResult
 from autotune_rewrite.rewrite.diff import RewriteRun
 
@@ -16,11 +18,18 @@ def print_diff(run: RewriteRun) -> None:
     output.write_raw(run.diff)
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: evidence entries are check's verdict shape; per-kernel "outcomes"
 
 
-def print_json(run: RewriteRun) -> None:
-    """``diff --format json``: the decisions, their evidence in short, and the diff itself."""
+def _outcomes_json(run: RewriteRun) -> list[dict]:
+    return [{"kernel": run.prefix + r.site.ident, "spec": r.spec.name if r.spec else None, **outcome_json(r)}
+            for r in run.reports]
+
+
+def print_json(run: RewriteRun, report: Report | None = None) -> None:
+    """``diff --format json``: the decisions, their evidence (check's verdict shape), every
+    kernel's outcome, and the diff itself."""
+    report = report or run.report()
     kernels = []
     for kr in run.kernels:
         d = kr.decision
@@ -33,12 +42,7 @@ def print_json(run: RewriteRun) -> None:
                 {
                     "config": p.config.label(),
                     "kept": p.kept is not None,
-                    "evidence": [
-                        {"spec": e.spec, "arch": e.verdict.arch, "smem": e.verdict.outcome.shared_bytes,
-                         "registers": e.verdict.outcome.registers, "spills": e.verdict.outcome.spills,
-                         "occupancy": e.verdict.occupancy.occupancy if e.verdict.occupancy else None}
-                        for e in p.evidence
-                    ],
+                    "evidence": [{"spec": e.spec, **verdict_json(e.verdict)} for e in p.evidence],
                 }
                 for p in d.configs
             ],
@@ -55,6 +59,9 @@ def print_json(run: RewriteRun) -> None:
         "triton_version": run.triton_version,
         "kernels": kernels,
         "skipped": [{"kernel": run.prefix + k, "why": why} for k, why in run.skipped],
+        "failed": [{"kernel": run.prefix + k, "why": why} for k, why in run.failed],
+        "outcomes": _outcomes_json(run),
+        "summary": {**report_json(report), "line": judged_line(report)},
         "notes": list(run.notes),
         "changed_files": [run.prefix + c.path for c in run.changes],
         "diff": run.diff,
@@ -62,7 +69,19 @@ def print_json(run: RewriteRun) -> None:
     output.write_raw(json.dumps(doc, indent=2) + "\n")
 
 
-def print_summary(run: RewriteRun) -> None:
+def _not_judged(run: RewriteRun) -> None:
+    for r in run.reports:
+        if r.status.judged and r.status is not Status.NO_LAUNCHABLE:
+            continue
+        name = kernel_name(run.prefix + r.site.ident, r.spec.name if r.spec else None)
+        say = output.error if r.status is Status.INTERNAL_ERROR else output.warning
+        say(f"{r.status.value} {name}: {problem_text(r)}")
+    for stanza in stanzas(run.reports):
+        output.stderr().print(stanza, markup=False)
+
+
+def print_summary(run: RewriteRun, report: Report | None = None) -> None:
+    report = report or run.report()
     err = output.stderr()
     versions = f"Triton {run.triton_version}, {', '.join(run.targets)}"
     for kr in run.kernels:
@@ -82,6 +101,9 @@ def print_summary(run: RewriteRun) -> None:
                 )
     for ident, why in run.skipped:
         output.warning(f"{run.prefix}{ident}: skipped: {why}")
+    for ident, why in run.failed:
+        output.warning(f"{run.prefix}{ident}: cannot be changed: {why}")
+    _not_judged(run)
     for note in run.notes:
         output.warning(note)
     n = len(run.changes)
@@ -89,9 +111,11 @@ def print_summary(run: RewriteRun) -> None:
         err.print(f"{run.variant}: {n} file{'s' if n != 1 else ''} would change: " + ", ".join(run.prefix + c.path for c in run.changes))
     else:
         err.print(f"{run.variant}: nothing to change")
+    err.print(judged_line(report), markup=False)
 
 
-def print_apply(result: ApplyResult) -> None:
+def print_apply(result: ApplyResult, report: Report | None = None) -> None:
+    report = report or result.report()
     for b in result.branches:
         output.write_raw(f"{b.name}\t{b.pr_body_path}\n")
     err = output.stderr()
@@ -102,5 +126,12 @@ def print_apply(result: ApplyResult) -> None:
         err.print(f"{escape(ident)} {variant}: nothing to change, no branch", markup=True)
     for ident, why in result.skipped:
         output.warning(f"{ident}: skipped: {why}")
+    if result.runs:
+        _not_judged(result.runs[0])
+        for run in result.runs[1:]:  # a bug in a later variant's run only
+            for r in run.reports:
+                if r.status is Status.INTERNAL_ERROR:
+                    output.error(f"{r.status.value} {run.prefix}{r.site.ident} ({run.variant}): {problem_text(r)}")
     if not result.branches:
         err.print("no branch created")
+    err.print(judged_line(report), markup=False)

@@ -25,6 +25,7 @@ import git
 
 from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrites
 from autotune_rewrite.rewrite.variants import VARIANTS
 
@@ -50,6 +51,19 @@ class ApplyResult:
     runs: tuple[RewriteRun, ...]
     unchanged: tuple[tuple[str, str], ...]  # (kernel ident, variant) with nothing to change
     skipped: tuple[tuple[str, str], ...]  # (kernel ident, why)
+
+    def report(self, strict: bool = False) -> Report:
+        """The kernels' outcomes over every variant's run (a bug in any run counts). The branches
+        are apply's requested result, so a change is not "found"; a kernel whose change could not
+        be built (no launchable config, an edit that cannot be made) is."""
+        seen: dict[tuple[str, str | None], object] = {}
+        for run in self.runs:
+            for o in run.report().outcomes:
+                key = (o.kernel, o.spec)
+                if key not in seen or o.status is Status.INTERNAL_ERROR:
+                    seen[key] = o
+        found = any(run.failed for run in self.runs) or any(o.status is Status.NO_LAUNCHABLE for o in seen.values())
+        return Report(tuple(seen.values()), found=found, gate=True, strict=strict)
 
 
 def branch_name(targets: Sequence[str], kernel: str, variant: str) -> str:
@@ -137,7 +151,7 @@ def apply_variants(
                 workers=workers, display_path=str(rel), assume_dtype=assume_dtype,
             )
             runs.append(run)
-            skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped]
+            skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]
             for kr in run.kernels:
                 if not kr.changes:
                     unchanged.append((f"{run.prefix}{kr.site.ident}", variant))

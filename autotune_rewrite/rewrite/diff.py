@@ -21,7 +21,9 @@ from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.check.evidence import KernelReport
 from autotune_rewrite.check.kernel_loader import KernelLoadError
+from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite
+from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
@@ -49,12 +51,21 @@ class RewriteRun:
     variant: str
     targets: tuple[str, ...]
     kernels: tuple[KernelRewrite, ...]
-    skipped: tuple[tuple[str, str], ...]  # (kernel ident, why)
+    skipped: tuple[tuple[str, str], ...]  # (kernel ident, why the variant does not apply)
     changes: tuple[FileChange, ...]  # every kernel together, paths relative to ``root``
     notes: tuple[str, ...]
     triton_version: str
     command: str  # how to reproduce
     buckets: tuple[int, ...] = bucket.DEFAULT_BUCKETS  # v3's bucket edges, as used
+    # Every kernel x launch spec's outcome (check's reports; a site whose diff stage hit a bug
+    # of ours is replaced by its internal-error report).
+    reports: tuple[KernelReport, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()  # (kernel ident, why): a change was needed but cannot be made
+
+    def report(self, gate: bool = True, strict: bool = False) -> Report:
+        """``found``: a change, a kernel that needs one but cannot get it, or no launchable config."""
+        found = bool(self.changes or self.failed) or any(r.status is Status.NO_LAUNCHABLE for r in self.reports)
+        return Report(tuple(r.outcome for r in self.reports), found=found, gate=gate, strict=strict)
 
     @property
     def diff(self) -> str:
@@ -62,8 +73,8 @@ class RewriteRun:
 
     @property
     def exit_code(self) -> ExitCode:
-        """``diff --check``: 1 when the variant would change something."""
-        return ExitCode.FOUND if self.changes else ExitCode.OK
+        """``diff --check``: 1 when the variant would change something (see ``report``)."""
+        return self.report().exit_code
 
 
 def git_prefix(root: Path) -> str:
@@ -125,8 +136,10 @@ def run_rewrites(
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
-    Raises UserError (exit 2, nothing written) for bad input: unknown kernel or variant, no
-    launchable config, a launch site that cannot be edited, an ambiguous batch size.
+    Raises UserError (exit 2, nothing written) for bad run-level input (unknown kernel or
+    variant, bad buckets). Per kernel, nothing raises: a kernel that was not judged keeps its
+    outcome, one with no launchable config or an edit that cannot be made is in ``failed``, a
+    bug of ours becomes its internal-error report; every other kernel is still rewritten.
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -146,32 +159,48 @@ def run_rewrites(
         by_site.setdefault(r.site.ident, []).append(r)
         sites[r.site.ident] = r.site
 
-    decided: list[tuple[AutotuneSite, Decision, tuple[KernelReport, ...], tuple[KernelReport, ...]]] = []
-    skipped: list[tuple[str, str]] = []
-    for ident, reports in by_site.items():
-        errors = [r.error for r in reports if r.error]
-        if errors:
-            skipped.append((ident, errors[0]))
-            continue
-        site = sites[ident]
-        decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
-        if decision.skipped:
-            skipped.append((ident, decision.skipped))
-            continue
-        decided.append((site, decision, tuple(reports), cands))
-
     read = _read(root)
-    changes, notes = rewrite_all([d for _, d, _, _ in decided], read, batch_expr=batch_expr, buckets=edges)
-    kernels = []
-    for site, decision, reports, cands in decided:
-        if len(decided) == 1:  # the combined edits are this kernel's
-            own_changes, own_notes = changes, notes
-        else:
+    kernels: list[KernelRewrite] = []
+    skipped: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
+    bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
+    for ident, reports in by_site.items():
+        site = sites[ident]
+        # Only a kernel judged for every launch spec is rewritten; the others keep their
+        # outcome (a config judged for one spec only proves nothing for the next).
+        if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
+            continue
+        try:
+            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
+            if decision.skipped:
+                skipped.append((ident, decision.skipped))
+                continue
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
-            own_changes, own_notes = own.changes, own.notes
-        kernels.append(KernelRewrite(site, decision, reports, cands, own_changes, own_notes))
+        except UserError as exc:  # this kernel cannot be changed (no common launchable config, an edit)
+            failed.append((ident, str(exc)))
+            continue
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            bugs[ident] = KernelReport(site, None, problem=internal_error(ident, exc, f"deciding {variant}", cache_dir))
+            continue
+        kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes))
+
+    changes, notes = _combined(kernels, read, batch_expr, edges)
     if recheck and changes:
-        kernels = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache)
+        kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache)
+        for ident, why, bug in lost:
+            if bug is not None:
+                bugs[ident] = KernelReport(sites[ident], None, problem=internal_error(ident, bug, "re-checking the rewrite", cache_dir))
+            else:
+                failed.append((ident, why))
+        if lost:  # their edits must not reach the diff
+            changes, notes = _combined(kernels, read, batch_expr, edges)
+    outcomes = []
+    for r in result.reports:
+        if r.site.ident in bugs:
+            if bugs[r.site.ident] not in outcomes:
+                outcomes.append(bugs[r.site.ident])
+        else:
+            outcomes.append(r)
     shown = display_path if display_path is not None else str(path)
     return RewriteRun(
         root=str(root),
@@ -185,17 +214,26 @@ def run_rewrites(
         triton_version=result.triton_version,
         command=reproduce_command(variant, shown, kernel, archs or (), batch_expr, buckets),
         buckets=edges,
+        reports=tuple(outcomes),
+        failed=tuple(failed),
     )
+
+
+def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):
+    """One set of edits per file for the kernels that are rewritten."""
+    if len(kernels) == 1:  # the kernel's own edits are the combined ones
+        return kernels[0].changes, kernels[0].notes
+    return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges)
 
 
 # --------------------------------------------------------------------------- re-check
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".autotune-rewrite-cache")
 
 
-def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache) -> list[KernelRewrite]:
+def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache):
     """Write the rewritten files into a private copy of ``root``, scan it again and compile
     every rewritten kernel with its new configs: each must parse, carry exactly the decided
-    configs, and launch."""
+    configs, and launch. -> (kernels that passed, [(ident, why, exception of ours or None)])."""
     from autotune_rewrite.locate.scan import scan
     from autotune_rewrite.settings import load_settings
 
@@ -207,13 +245,21 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
             with open(copy / c.path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(c.after)
         rescanned = scan(copy, jobs=1, settings=load_settings(copy))
-        out = []
+        out, lost = [], []
         for kr in kernels:
             if not kr.changes:
                 out.append(kr)
                 continue
-            out.append(replace(kr, recheck=_recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache)))
-        return out
+            try:
+                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache)
+            except UserError as exc:
+                lost.append((kr.site.ident, str(exc), None))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a rewrite bug is that kernel's outcome
+                lost.append((kr.site.ident, str(exc), exc))
+                continue
+            out.append(replace(kr, recheck=again))
+        return out, lost
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

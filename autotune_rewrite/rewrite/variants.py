@@ -182,9 +182,9 @@ def decide(
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     if site.configs is None:
         raise UserError(f"{site.ident}: configs are not statically known ({site.unresolved_reason}); nothing to rewrite")
-    usable = [r for r in reports if r.error is None and r.verdicts]
+    usable = [r for r in reports if r.problem is None and r.verdicts]
     if not usable:
-        why = next((r.error for r in reports if r.error), "no verdicts")
+        why = next((r.status.value for r in reports if r.problem is not None), "no verdicts")
         raise UserError(f"{site.ident}: cannot decide without compiled verdicts ({why})")
     facts = _Facts(usable, candidates)
     targets = tuple(dict.fromkeys(a for _, a in facts.pairs))

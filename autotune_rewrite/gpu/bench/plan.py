@@ -66,9 +66,11 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
         raise UserError(f"--kernel {kernel} matches {len(sites)} kernels ({', '.join(sorted(sites))}); give path::name")
     (ident, site), = sites.items()
     reports = [r for r in result.reports if r.site.ident == ident]
-    errors = [r.error for r in reports if r.error]
-    if errors:
-        raise UserError(f"{ident}: cannot be checked: {errors[0]}")
+    unjudged = [r for r in reports if not r.status.judged]
+    if unjudged:  # bench times one kernel: without its verdicts there is nothing to compare
+        from autotune_rewrite.output.outcomes import problem_text
+
+        raise UserError(f"{ident}: cannot be checked ({unjudged[0].status.value}): {problem_text(unjudged[0])}")
     root = Path(result.root)
     configs: dict[tuple, ConfigValue] = {config_key(c): c for c in site.configs or ()}
     verdicts = [v for r in reports for v in r.verdicts]

@@ -1,0 +1,144 @@
+"""Words for per-kernel outcomes, and the one JSON shape of a verdict, for check, diff and apply.
+
+The stages hand over data (a ``Status``, a ``Problem`` with a reason code, a ``ConfigVerdict``);
+the sentences are chosen here, once, so the three commands say the same thing the same way.
+"""
+
+from __future__ import annotations
+
+from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.outcomes import Problem, Reason, Report, Status
+
+
+# --------------------------------------------------------------------------- verdict JSON
+def verdict_json(v: ConfigVerdict) -> dict:
+    """One config on one target: what was compiled, the numbers, and whether it launches."""
+    c, o, occ = v.config, v.outcome, v.occupancy
+    return {
+        "arch": v.arch,
+        "label": c.label(),
+        "params": dict(c.kwargs),
+        "num_warps": c.effective_num_warps,
+        "num_stages": c.effective_num_stages,
+        "num_ctas": c.effective_num_ctas,
+        "maxnreg": c.maxnreg,
+        "line": c.span.start_line if c.span else None,
+        "path": c.path,
+        "shared_bytes": o.shared_bytes,
+        "tmem_bytes": o.tmem_bytes,
+        "registers": o.registers,
+        "spills": o.spills,
+        "blocks_per_sm": occ.blocks_per_sm if occ else None,
+        "warps_per_sm": occ.warps_per_sm if occ else None,
+        "occupancy": round(occ.occupancy, 4) if occ else None,
+        "limiter": occ.limiter if occ else None,
+        "launchable": v.launchable,
+        "reason_code": v.reason_code,
+        "reason": v.reason,
+        "compile_error": o.error,
+        "compile_error_kind": o.error_kind,
+        "compile_error_at": f"{o.error_file}:{o.error_line}" if o.error_file else None,
+        "cached": o.cached,
+        # What was compiled, so the numbers can be reproduced (and checked on a GPU).
+        "signature": dict(o.job.signature),
+        "constexprs": {k: val for k, val in o.job.constexprs},
+        "divisible_by_16": list(o.job.divisible_by_16),
+    }
+
+
+def outcome_json(report: KernelReport) -> dict:
+    """``status``, ``assumptions`` and ``problem`` of one kernel x launch spec."""
+    p = report.problem
+    return {
+        "status": report.status.value,
+        "assumptions": [{"parameter": a.parameter, "value": a.value, "source": a.source} for a in report.assumptions],
+        "problem": None if p is None else {
+            "reason": p.reason.value, "detail": p.detail, "missing": list(p.missing),
+            "traceback_file": p.traceback_file,
+        },
+        "message": problem_text(report),
+    }
+
+
+def report_json(report: Report) -> dict:
+    return {
+        "exit_code": int(report.exit_code),
+        "judged": len(report.judged),
+        "kernels": len(report.outcomes),
+        "statuses": {s.value: n for s, n in report.counts.items()},
+    }
+
+
+# --------------------------------------------------------------------------- words
+def problem_text(report: KernelReport) -> str | None:
+    """Why this kernel was not judged (or judged to have no launchable config), in one line."""
+    status = report.status
+    if report.problem is not None:
+        return _problem(report.problem)
+    if status is Status.COMPILE_CRASHED:
+        v = report.crash
+        where = f" at {v.outcome.error_file}:{v.outcome.error_line}" if v.outcome.error_file else ""
+        return f"the compiler crashed on {v.config.label()} for {v.arch}{where}: {v.outcome.error}"
+    if status is Status.NO_LAUNCHABLE:
+        archs = ", ".join(sorted({v.arch for v in report.verdicts}))
+        fits = "; ".join(f"{arch}: {text}" for arch, text in report.largest_fit)
+        hint = (f"largest fitting tile by the SMEM model (an estimate): {fits}" if fits
+                else "add a smaller tile (fewer stages or a smaller BLOCK_*)")
+        return f"no config launches on {archs}; {hint}"
+    if status is Status.ASSUMED:
+        return "judged with assumptions: " + ", ".join(f"{a.parameter} = {a.value} ({a.source})"
+                                                         for a in report.assumptions)
+    return None
+
+
+def _problem(p: Problem) -> str:
+    if p.reason is Reason.CONFIGS_UNRESOLVED:
+        return f"configs not statically known: {p.detail or 'unresolved'}"
+    if p.reason is Reason.CONFIGS_EMPTY:
+        return "the autotune config list is empty"
+    if p.reason is Reason.KERNEL_NOT_ISOLATED:
+        return f"cannot isolate the kernel: {p.detail}"
+    if p.reason is Reason.NO_SPEC:
+        return "no launch spec: give its parameter types in the settings"
+    if p.reason is Reason.MISSING_SPEC_VALUES:
+        return (f"missing launch spec values for {', '.join(p.missing)}: add them to pyproject.toml (or "
+                "autotune-rewrite.toml without the tool.autotune-rewrite prefix)")
+    if p.reason is Reason.COMPILE_CRASHED:
+        return f"the compiler crashed: {p.detail}"
+    where = f"; traceback in {p.traceback_file}" if p.traceback_file else "; the traceback could not be written"
+    return f"internal error ({p.detail}){where}; please report it"
+
+
+def kernel_name(ident: str, spec: str | None) -> str:
+    return ident if spec in (None, "default") else f"{ident} [{spec}]"
+
+
+def judged_line(report: Report) -> str:
+    """"judged N of M kernels", then every other kernel by outcome: a gate never passes silently."""
+    judged = report.judged
+    assumed = sum(1 for o in judged if o.status is Status.ASSUMED)
+    head = f"judged {len(judged)} of {len(report.outcomes)} kernel{'s' if len(report.outcomes) != 1 else ''}"
+    if assumed:
+        head += f" ({assumed} with assumptions)"
+    groups: dict[Status, list[str]] = {}
+    for o in report.unjudged:
+        groups.setdefault(o.status, []).append(kernel_name(o.kernel, o.spec))
+    if groups:
+        head += "; not judged: " + "; ".join(f"{s.value} {', '.join(names)}" for s, names in groups.items())
+        if not report.strict:
+            head += " (--strict fails the run on these)"
+    return head
+
+
+def stanzas(reports) -> list[str]:
+    """One ready-to-paste stanza per kernel that needs a spec (a site's stanza covers its specs)."""
+    seen, out = set(), []
+    for r in reports:
+        p = r.problem
+        if p is not None and p.stanza and r.site.ident not in seen:
+            seen.add(r.site.ident)
+            out.append(p.stanza)
+    return out
+
+
+__all__ = ["judged_line", "kernel_name", "outcome_json", "problem_text", "report_json", "stanzas", "verdict_json"]
