@@ -15,12 +15,16 @@ transaction and the PR bodies after it); the signal is honoured when the block e
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import signal
+import sys
 from typing import Callable, Iterator
 
 from autotune_rewrite import tempdirs
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class Interrupted(BaseException):
@@ -53,12 +57,20 @@ def install() -> None:
         signal.signal(sig, _handler)
 
 
-def reset_in_child() -> None:
+def reset_in_child(parent: int | None = None) -> None:
     """For forked worker processes: the parent decides. SIGINT from the terminal is ignored
     (no KeyboardInterrupt tracebacks from children); SIGTERM, which the parent sends to stop
-    them, kills silently."""
+    them, kills silently. On Linux a worker also gets SIGTERM when ``parent`` dies: a pool
+    worker waits for work forever, so a SIGKILLed parent would otherwise leave it running."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None and sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:  # it died before the prctl took effect
+            os._exit(1)
 
 
 @contextlib.contextmanager

@@ -105,21 +105,26 @@ def _pool(n_workers: int):
     import concurrent.futures as cf
 
     # Workers leave SIGINT/SIGTERM to the parent (no KeyboardInterrupt tracebacks from children).
-    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context(), initializer=interrupts.reset_in_child)
+    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context(), initializer=interrupts.reset_in_child,
+                                  initargs=(os.getpid(),))
 
 
 def _stop_now(pool) -> None:
     """Ctrl-C, SIGTERM or a bug: drop the queue and end the running compiles now (a ``with``
     block, or the interpreter's exit hook, would wait for them)."""
-    pool.shutdown(wait=False, cancel_futures=True)
     terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
     if terminate is not None:
         terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
         return
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    # Before shutdown(), which forgets the processes: a worker still compiling would otherwise
+    # write into the scratch folder after it is removed.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
         if proc.is_alive():
             proc.terminate()
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    for proc in procs:
         proc.join(timeout=5)
 
 
