@@ -98,7 +98,8 @@ def apply_variants(
     with tempdirs.temp_dir(TEMP_KIND) as tmp:
         wt_path = tmp / "worktree"
         try:
-            wt = _add_worktree(repo, wt_path, base_sha)
+            with interrupts.deferred():  # a `worktree add` cut short could finish after our cleanup
+                wt = _add_worktree(repo, wt_path, base_sha)
             for variant in variants:
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
