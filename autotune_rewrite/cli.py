@@ -13,7 +13,6 @@ import enum
 from pathlib import Path
 from typing import Annotated, List, Optional
 
-
 import typer
 from typer.core import TyperCommand, TyperGroup
 
@@ -24,6 +23,7 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 = nothing to change / every config can launch; "
     "1 = changes found / some config cannot launch; 2 = usage, configuration or internal error."
 )
+
 
 class Color(str, enum.Enum):
     auto = "auto"

@@ -85,7 +85,7 @@ def run_program(command: Sequence[str], records: Path) -> int:
         shutil.copyfile(hooks.__file__, Path(tmp) / "_autotune_rewrite_capture_hooks.py")
         (Path(tmp) / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([tmp] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env[hooks.ENV] = str(records)
         try:
             child = subprocess.Popen(list(command), env=env)
