@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from autotune_rewrite import output
 from autotune_rewrite.errors import ExitCode, UserError
@@ -25,8 +26,46 @@ EXIT_CODES_HELP = (
 )
 STRICT_HELP = "Exit 1 when some kernel was not judged (needs a spec, unresolved configs, compiler crash)."
 
+
+class Color(str, enum.Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+def _set_color(value: Optional[Color]) -> Optional[Color]:
+    if value is not None:
+        output.set_color(value.value)
+    return value
+
+
+# On every command too, so `check . --color never` works as well as `--color never check .`.
+ColorOption = Annotated[Optional[Color], typer.Option(
+    "--color", metavar="WHEN", callback=_set_color, is_eager=True,
+    help="Colour on stderr: auto, always or never (NO_COLOR is respected).")]
+
+
+def _hide_flag_types(params):
+    """Flags take no value: show none in --help (Typer would print ``<bool>`` beside ``--force``)."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx):
+        return _hide_flag_types(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx):
+        return _hide_flag_types(super().get_params(ctx))
+
+
 app = typer.Typer(
     name="autotune-rewrite",
+    cls=_Group,
     help="Find @triton.autotune configs that cannot launch on your target GPU, prove it by "
     "cross-compiling, and rewrite the decorators. " + EXIT_CODES_HELP,
     no_args_is_help=True,
@@ -35,20 +74,24 @@ app = typer.Typer(
 )
 
 
-class Color(str, enum.Enum):
-    auto = "auto"
-    always = "always"
-    never = "never"
-
-
 class Format(str, enum.Enum):
     table = "table"
     json = "json"
 
 
+def _version(value: bool) -> None:
+    if value:
+        from autotune_rewrite import __version__
+        from autotune_rewrite.check.resources import triton_version
+
+        output.print_version(__version__, triton_version())
+        raise typer.Exit(int(ExitCode.OK))
+
+
 @app.callback()
 def _global(
-    color: Color = typer.Option(Color.auto, "--color", help="Colour on stderr (NO_COLOR is respected)."),
+    color: Color = typer.Option(Color.auto, "--color", metavar="WHEN", help="Colour on stderr: auto, always or never (NO_COLOR is respected)."),
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version, help="Print the version (and Triton's) and exit."),
 ) -> None:
     output.set_color(color.value)
 
@@ -69,13 +112,14 @@ def _crash(exc: Exception, command: str) -> typer.Exit:
     return typer.Exit(int(ExitCode.ERROR))
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def scan(
-    path: Path = typer.Argument(..., help="A checkout, folder or file to scan."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout)."),
-    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Worker processes (default: cores; 1 = serial)."),
-    exclude: Optional[List[str]] = typer.Option(None, "--exclude", help="Glob to skip (replaces the configured list)."),
-    extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", help="Glob to skip, added to the configured list."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file to scan."),
+    fmt: Format = typer.Option(Format.table, "--format", metavar="FORMAT", help="table (stderr) or json (stdout)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Worker processes (default: cores; 1 = serial)."),
+    exclude: Optional[List[str]] = typer.Option(None, "--exclude", metavar="GLOB", help="Glob to skip (replaces the configured list)."),
+    extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", metavar="GLOB", help="Glob to skip, added to the configured list."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites.
 
@@ -108,16 +152,17 @@ class CheckFormat(str, enum.Enum):
     github = "github"
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def check(
-    path: Path = typer.Argument(..., help="A checkout, folder or file holding @triton.autotune kernels."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
-    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
-    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", help="table (stderr), json, markdown or github annotations (stdout)."),
-    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (e.g. bf16); those numbers are labelled assumed."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown or github annotations (stdout)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype (e.g. bf16); those numbers are labelled assumed."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
     shared memory, registers and spills, apply the CUDA occupancy rules."""
@@ -149,19 +194,20 @@ class Variant(str, enum.Enum):
     v3 = "v3"
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def diff(
-    path: Path = typer.Argument(..., help="A checkout, folder or file holding @triton.autotune kernels."),
-    variant: Variant = typer.Option(..., "--variant", help="prune: drop configs that cannot launch; v1: one config, the launchable tile at the highest occupancy reachable by raising num_warps; v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
-    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target (repeatable); default from settings, else sm_120."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
+    variant: Variant = typer.Option(..., "--variant", metavar="VARIANT", help="prune: drop configs that cannot launch; v1: one config, the launchable tile at the highest occupancy reachable by raising num_warps; v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target (repeatable); default from settings, else sm_120."),
     check_only: bool = typer.Option(False, "--check", help="Print the diff and exit 1 when the variant would change something, 0 when not."),
-    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", help="v3: the batch size at the launch sites (a Python expression), when it cannot be inferred."),
-    buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48 (buckets 1 / 32 / 96)."),
-    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
-    fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
+    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", metavar="EXPR", help="v3: the batch size at the launch sites (a Python expression), when it cannot be inferred."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", metavar="EDGES", help="v3: bucket edges, e.g. 8,48 (buckets 1 / 32 / 96)."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
+    fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", metavar="FORMAT", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
     from autotune_rewrite.output import check as check_out
@@ -187,21 +233,22 @@ def diff(
     raise typer.Exit(int(report.exit_code))
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def apply(
-    path: Path = typer.Argument(..., help="A folder or file inside a git checkout."),
-    variant: Optional[Variant] = typer.Option(None, "--variant", help="The variant to build (see `diff --help`)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="A folder or file inside a git checkout."),
+    variant: Optional[Variant] = typer.Option(None, "--variant", metavar="VARIANT", help="The variant to build (see `diff --help`)."),
     all_variants: bool = typer.Option(False, "--all-variants", help="One branch per variant (prune, v1, v2, v3)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", help="Only this kernel (name or path::name)."),
-    base: str = typer.Option("HEAD", "--base", help="Commit the branches start from."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    base: str = typer.Option("HEAD", "--base", metavar="COMMIT", help="Commit the branches start from."),
     force: bool = typer.Option(False, "--force", help="Replace branches of the same name."),
-    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="Where to write PR bodies (default: <git dir>/autotune-rewrite/pr)."),
-    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Target (repeatable); default from settings, else sm_120."),
-    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", help="v3: the batch size at the launch sites."),
-    buckets: Optional[str] = typer.Option(None, "--buckets", help="v3: bucket edges, e.g. 8,48."),
-    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", help="Fill missing pointer types with this dtype."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", metavar="DIR", help="Where to write PR bodies (default: <git dir>/autotune-rewrite/pr)."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target (repeatable); default from settings, else sm_120."),
+    batch_expr: Optional[str] = typer.Option(None, "--batch-expr", metavar="EXPR", help="v3: the batch size at the launch sites."),
+    buckets: Optional[str] = typer.Option(None, "--buckets", metavar="EDGES", help="v3: bucket edges, e.g. 8,48."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
     from --base, without touching your working tree, index or HEAD. Prints each branch and its PR body file."""
@@ -225,14 +272,15 @@ def apply(
     raise typer.Exit(int(report.exit_code))
 
 
-@app.command(epilog=EXIT_CODES_HELP + " capture: the program's own exit code passes through; 2 when no GPU "
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP + " capture: the program's own exit code passes through; 2 when no GPU "
              "driver was usable and the program itself succeeded.",
              context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def capture(
     ctx: typer.Context,
-    out: Optional[Path] = typer.Option(None, "--out", help="Settings file to write or merge (default: the root's autotune-rewrite.toml, or its pyproject.toml when that holds \\[tool.autotune-rewrite])."),
-    root: Optional[Path] = typer.Option(None, "--root", help="Kernel paths are relative to this folder (default: the git checkout of the working folder)."),
-    records: Optional[Path] = typer.Option(None, "--records", help="Also write every raw record and the folded result as JSON here."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Settings file to write or merge (default: the root's autotune-rewrite.toml, or its pyproject.toml when that holds \\[tool.autotune-rewrite])."),
+    root: Optional[Path] = typer.Option(None, "--root", metavar="DIR", help="Kernel paths are relative to this folder (default: the git checkout of the working folder)."),
+    records: Optional[Path] = typer.Option(None, "--records", metavar="FILE", help="Also write every raw record and the folded result as JSON here."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Run a program with Triton's hooks installed (`capture -- python prog.py ...`) and record, for every
     autotuned kernel it launches, the launch spec `check` needs: parameter types, constexprs, int values
@@ -250,11 +298,12 @@ def capture(
     raise typer.Exit(run.exit_code)
 
 
-@app.command("inspect-cache", epilog=EXIT_CODES_HELP)
+@app.command("inspect-cache", cls=_Command, epilog=EXIT_CODES_HELP)
 def inspect_cache(
-    cache_dir: Path = typer.Argument(..., help="A Triton cache folder (TRITON_CACHE_DIR, default ~/.triton/cache), e.g. copied from a production box."),
-    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Would each kernel launch here? Repeatable; default sm_120."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout)."),
+    cache_dir: Path = typer.Argument(..., metavar="DIR", help="A Triton cache folder (TRITON_CACHE_DIR, default ~/.triton/cache), e.g. copied from a production box."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Would each kernel launch here? Repeatable; default sm_120."),
+    fmt: Format = typer.Option(Format.table, "--format", metavar="FORMAT", help="table (stderr) or json (stdout)."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Read a Triton cache: per compiled kernel its warps, stages, SMEM, registers and spills (cuobjdump
     on its cubin), typed parameters, the autotuner's recorded timings, and whether it launches on
@@ -272,17 +321,18 @@ def inspect_cache(
     raise typer.Exit(int(ExitCode.OK if result.all_launchable else ExitCode.FOUND))
 
 
-@app.command(epilog=EXIT_CODES_HELP)
+@app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def bench(
-    path: Path = typer.Argument(..., help="The checkout or folder holding the kernel and the [tool.autotune-rewrite.bench] entry."),
-    kernel: str = typer.Option(..., "--kernel", help="The autotuned kernel (name or path::name)."),
-    variant: Optional[List[Variant]] = typer.Option(None, "--variant", help="Variants whose configs to time (repeatable; default: all)."),
-    batch: str = typer.Option("1,8,32,64,96", "--batch", help="Batch sizes, comma-separated."),
-    arch: Optional[List[str]] = typer.Option(None, "--arch", help="Targets the variants are decided for (default from settings, else sm_120)."),
-    also: Optional[List[str]] = typer.Option(None, "--also", help='Another config to time, as a label, e.g. "BLOCK_T=16 w8 s3" (repeatable; counts for the exhaustive best only).'),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for <kernel>.json and .png (default: <git dir>/autotune-rewrite/bench)."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table (stderr) or json (stdout); the JSON is saved either way."),
-    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Compile processes (default: cores; 1 = serial)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="The checkout or folder holding the kernel and the [tool.autotune-rewrite.bench] entry."),
+    kernel: str = typer.Option(..., "--kernel", metavar="NAME", help="The autotuned kernel (name or path::name)."),
+    variant: Optional[List[Variant]] = typer.Option(None, "--variant", metavar="VARIANT", help="Variants whose configs to time (repeatable; default: all)."),
+    batch: str = typer.Option("1,8,32,64,96", "--batch", metavar="SIZES", help="Batch sizes, comma-separated."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Targets the variants are decided for (default from settings, else sm_120)."),
+    also: Optional[List[str]] = typer.Option(None, "--also", metavar="CONFIG", help='Another config to time, as a label, e.g. "BLOCK_T=16 w8 s3" (repeatable; counts for the exhaustive best only).'),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Folder for <kernel>.json and .png (default: <git dir>/autotune-rewrite/bench)."),
+    fmt: Format = typer.Option(Format.table, "--format", metavar="FORMAT", help="table (stderr) or json (stdout); the JSON is saved either way."),
+    jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """A/B every config the variants would emit (plus the original ones) on the local GPU: median time
     with do_bench and CUDA graph replay per batch size, achieved bandwidth, a plot and a recommendation."""
@@ -306,4 +356,7 @@ def bench(
 
 
 def main() -> None:
-    app()
+    from autotune_rewrite import interrupts
+
+    # SIGINT/SIGTERM: the temp folders and worktrees go, one line, exit 130/143.
+    interrupts.run(app, output.interrupted)

@@ -5,7 +5,9 @@ set -uo pipefail
 read -r -a tool <<< "${TOOL:-autotune-rewrite}"
 example=${EXAMPLE:-examples/sm120_mla_decode}
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+# Bold headings only on a terminal: `make demo > demo.log 2>&1` must hold no raw escape codes.
+if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain" >&2; }
 
 # check/diff exit 1 when they find something: that is the finding, not a failure of the demo.
 allow_found() { "$@"; rc=$?; [ "$rc" -le 1 ] || exit "$rc"; }

@@ -15,8 +15,6 @@ cache see every job at once.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from pathlib import Path
 
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check import smem_probe
+from autotune_rewrite import tempdirs
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.errors import ExitCode, UserError
@@ -145,11 +144,8 @@ class _Run:
             outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
         else:
             # --no-cache: neither read nor write the user's cache; a private one is dropped after.
-            scratch = Path(tempfile.mkdtemp(prefix="autotune-rewrite-nocache-"))
-            try:
+            with tempdirs.temp_dir("nocache") as scratch:
                 outcomes = compile_many(jobs, workers=self.workers, cache_dir=scratch, progress=self.progress)
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
         self.cached += sum(1 for o in outcomes if o.cached)
         self.compiled += sum(1 for o in outcomes if not o.cached)
         return outcomes

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autotune_rewrite import interrupts, tempdirs
 from autotune_rewrite.check import resources
 from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.check.crosscompile import compile_job, fp_fusion_setting
@@ -86,15 +85,47 @@ def _crashed(job: CompileJob, detail: str) -> CompileOutcome:
 
 def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tuple[CompileOutcome, bool]:
     """Compile in a process of its own -> (outcome, crashed)."""
-    import concurrent.futures as cf
     from concurrent.futures.process import BrokenProcessPool
 
-    with cf.ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+    pool = _pool(1)
+    try:
         future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
             return _crashed(job, str(exc) or "worker died"), True
+    except BaseException:
+        _stop_now(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _pool(n_workers: int):
+    import concurrent.futures as cf
+
+    # Workers leave SIGINT/SIGTERM to the parent (no KeyboardInterrupt tracebacks from children).
+    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context(), initializer=interrupts.reset_in_child,
+                                  initargs=(os.getpid(),))
+
+
+def _stop_now(pool) -> None:
+    """Ctrl-C, SIGTERM or a bug: drop the queue and end the running compiles now (a ``with``
+    block, or the interpreter's exit hook, would wait for them)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    # Before shutdown(), which forgets the processes: a worker still compiling would otherwise
+    # write into the scratch folder after it is removed.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
 
 
 def compile_many(
@@ -146,8 +177,7 @@ def compile_many(
                 progress(done, total)
 
     n_workers = min(workers or default_workers(), len(pending))
-    triton_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-"))
-    try:
+    with tempdirs.temp_dir("triton") as triton_dir:
         # In-process only when asked for (-j 1): a lone miss still goes to a worker, because a
         # compiler abort there is one kernel's outcome, here it would end the whole run (and a
         # crash is never cached, so a rerun's only miss is exactly the job that crashes).
@@ -156,8 +186,6 @@ def compile_many(
                 finish(key, compile_job(jobs[idx[0]], triton_cache_dir=triton_dir, fp_fusion=fusion))
         else:
             _run_pool(jobs, pending, n_workers, triton_dir, fusion, finish)
-    finally:
-        shutil.rmtree(triton_dir, ignore_errors=True)
     return results  # type: ignore[return-value]
 
 
@@ -174,7 +202,7 @@ def _run_pool(
 
     _preload_triton({job.capability for job in jobs})
     broken: list[str] = []
-    pool = cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context())
+    pool = _pool(n_workers)
     try:
         # Largest first: the last compile to finish sets the wall time, so the long ones
         # (big tiles, many stages) should not be the ones left over at the end.
@@ -193,8 +221,7 @@ def _run_pool(
                 continue
             finish(key, outcome)
     except BaseException:
-        # Ctrl-C or a bug: do not sit through the queued compiles (a ``with`` block would).
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_now(pool)
         raise
     pool.shutdown(wait=True)
     for key in broken:

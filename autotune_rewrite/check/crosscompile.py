@@ -19,7 +19,6 @@ import io
 import linecache
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.check import resources
+from autotune_rewrite import tempdirs
 from autotune_rewrite.check.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
 
 # Environment variables that would change what triton.compile produces behind our back.
@@ -240,7 +240,7 @@ def compile_job(
     version = resources.triton_version()
     ptxas = resources.ptxas_version(job.capability)
     own_dir = triton_cache_dir is None
-    cache_dir = Path(tempfile.mkdtemp(prefix="autotune-rewrite-triton-")) if own_dir else triton_cache_dir
+    cache_dir = tempdirs.make("triton") if own_dir else triton_cache_dir
     start = time.perf_counter()
     try:
         with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
@@ -273,4 +273,4 @@ def compile_job(
         )
     finally:
         if own_dir:
-            shutil.rmtree(cache_dir, ignore_errors=True)
+            tempdirs.remove(cache_dir)

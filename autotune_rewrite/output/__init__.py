@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
+import time
 from typing import Callable, Iterator, Optional
 
 from rich.console import Console
@@ -59,6 +62,16 @@ def warning(message: str) -> None:
     stderr().print(f"[yellow]warning:[/] {escape(message)}", markup=True)
 
 
+def interrupted(signum: int) -> None:
+    """The one line after SIGINT/SIGTERM (exit 130/143 follows); temp folders are gone by now."""
+    what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    stderr().print(f"{what}; cleaned up", markup=False)
+
+
+def print_version(tool: str, triton: str) -> None:
+    stdout().print(f"autotune-rewrite {tool} (triton {triton})", markup=False)
+
+
 def write_raw(text: str) -> None:
     """Exact bytes to stdout (diffs, JSON): no rich markup, no wrapping."""
     sys.stdout.write(text)
@@ -73,12 +86,53 @@ def print_unwrapped(console: Console, renderable) -> None:
     console.print(renderable)
 
 
+def heartbeat_seconds() -> float:
+    """Seconds between heartbeat lines in logs (``AUTOTUNE_REWRITE_HEARTBEAT_S``; 0 = none)."""
+    try:
+        return max(0.0, float(os.environ.get("AUTOTUNE_REWRITE_HEARTBEAT_S", "10")))
+    except ValueError:
+        return 10.0
+
+
 @contextlib.contextmanager
-def progress_bar(label: str) -> Iterator[Optional[Callable[[int, int], None]]]:
-    """A ``(done, total)`` callback drawing a transient bar on stderr, or None when stderr is not
-    a terminal (pipes and CI logs get no escape codes)."""
+def _heartbeat(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """A CI log gets no bar, but a silent ten-minute compile looks hung: every few seconds one
+    plain line (``compiling 37/120 configs, 40 s``) from a daemon thread, so a single long
+    compile between two progress calls still shows the run is alive."""
+    state = {"done": 0, "total": None}
+    start = time.monotonic()
+    stop = threading.Event()
+    interval = heartbeat_seconds()
+    console = stderr()
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            seconds = int(time.monotonic() - start)
+            total = state["total"]
+            count = f" {state['done']}/{total}{' ' + unit if unit else ''}" if total else ""
+            console.print(f"{label}{count}, {seconds} s", markup=False, highlight=False)
+
+    def update(done: int, total: int) -> None:
+        state.update(done=done, total=total)
+
+    thread = threading.Thread(target=beat, name="autotune-rewrite-heartbeat", daemon=True)
+    if interval > 0:
+        thread.start()
+    try:
+        yield update
+    finally:
+        stop.set()
+        if thread.is_alive():
+            thread.join(timeout=1)
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, unit: str = "") -> Iterator[Optional[Callable[[int, int], None]]]:
+    """A ``(done, total)`` callback drawing a transient bar on stderr when it is a terminal;
+    otherwise (pipes, CI logs: no escape codes) a heartbeat line every few seconds."""
     if not sys.stderr.isatty():
-        yield None
+        with _heartbeat(label, unit) as update:
+            yield update
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 

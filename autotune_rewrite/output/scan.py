@@ -73,4 +73,4 @@ def print_table(result: ScanResult) -> None:
 
 def progress_bar():
     """A callback ``(done, total)`` for ``scan``; a bar only when stderr is a terminal."""
-    return output.progress_bar("scanning")
+    return output.progress_bar("scanning", "files")

@@ -5,7 +5,9 @@ the base's files there (not on uncommitted edits), each kernel's rewrite becomes
 on top of the base, and the branch refs are created at the very end in one
 ``git update-ref --stdin`` transaction, so either every branch appears or none does, and an
 existing branch is never moved unless ``--force`` (and never one that a worktree has checked
-out). The worktree is removed whatever happens. Hooks are switched off for our own git calls:
+out). The worktree is removed whatever happens, SIGINT and SIGTERM included; it lives in
+``<tmp>/autotune-rewrite-apply-<pid>-*/worktree``, so the next run can tell a worktree that a
+SIGKILL left (owner dead) from everybody else's, and removes only those. Hooks are switched off for our own git calls:
 the user's post-checkout/pre-commit hooks belong to their checkout, not to ours.
 
 A PR body is written per branch, by default under ``<git dir>/autotune-rewrite/`` (outside the
@@ -14,15 +16,15 @@ working tree, so the checkout stays byte-identical), or under ``--out-dir``.
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import git
-
+from autotune_rewrite import interrupts, tempdirs
+from autotune_rewrite.disk_cache import write_atomic
+from autotune_rewrite.gitrepo import Git, GitCommandError
 from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.outcomes import Report, Status
@@ -30,8 +32,7 @@ from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrite
 from autotune_rewrite.rewrite.variants import VARIANTS
 
 PREFIX = "autotune-rewrite"
-_NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
-_IDENTITY = ("-c", "user.name=autotune-rewrite", "-c", "user.email=autotune-rewrite@users.noreply.localhost")
+TEMP_KIND = "apply"  # worktrees live in <tmp>/autotune-rewrite-apply-<pid>-*/worktree
 
 
 @dataclass(frozen=True)
@@ -73,36 +74,6 @@ def branch_name(targets: Sequence[str], kernel: str, variant: str) -> str:
     return name
 
 
-def _repo(path: Path) -> git.Repo:
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise UserError(f"{path}: not a git checkout; `apply` builds branches, use `diff` outside git") from None
-    if repo.bare:
-        raise UserError(f"{path}: a bare repository has no files to rewrite; run apply in a checkout")
-    return repo
-
-
-def _checked_out(repo: git.Repo) -> set[str]:
-    out = set()
-    for line in repo.git.worktree("list", "--porcelain").splitlines():
-        if line.startswith("branch "):
-            out.add(line[len("branch "):])
-    return out
-
-
-def _commit(wt: git.Repo, ident: tuple[str, ...], message: str) -> str:
-    wt.git.execute(["git", *_NO_HOOKS, *ident, "commit", "-q", "--no-verify", "-F", "-"], istream=_stdin(message))
-    return wt.head.commit.hexsha
-
-
-def _stdin(text: str):
-    f = tempfile.TemporaryFile()
-    f.write(text.encode("utf-8"))
-    f.seek(0)
-    return f
-
-
 def apply_variants(
     path: Path | str,
     variants: Sequence[str],
@@ -123,122 +94,120 @@ def apply_variants(
     path = Path(path).resolve()
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
-    repo = _repo(path)
-    top = Path(repo.working_tree_dir).resolve()
+    repo = Git.open(path)
+    top = repo.top
     rel = path.relative_to(top)
-    try:
-        base_sha = repo.commit(base).hexsha
-    except (git.BadName, ValueError, git.GitCommandError):
-        raise UserError(f"--base {base}: not a commit in {top}") from None
-    if not (rel.as_posix() == "." or _exists_at(repo, base_sha, rel)):
+    base_sha = repo.commit_sha(base)
+    if base_sha is None:
+        raise UserError(f"--base {base}: not a commit in {top}")
+    if not (rel.as_posix() == "." or repo.exists_at(base_sha, rel)):
         raise UserError(f"{rel}: does not exist at {base}; commit it or pick another --base")
-    ident = () if _has_identity(repo) else _IDENTITY
-    git_dir = Path(repo.git.rev_parse("--git-common-dir"))
-    if not git_dir.is_absolute():
-        git_dir = (top / git_dir).resolve()
+    git_dir = repo.common_dir
     out = Path(out_dir).resolve() if out_dir else git_dir / PREFIX / "pr"
+    _check_writable(out, "--out-dir" if out_dir else "the git dir (PR bodies go there; pass --out-dir)")
+    prune_stale_worktrees(repo)
 
-    tmp = Path(tempfile.mkdtemp(prefix="autotune-rewrite-apply-"))
-    wt_path = tmp / "worktree"
     made: list[tuple[str, str, KernelRewrite, RewriteRun]] = []
     runs, unchanged, skipped = [], [], []
-    try:
-        repo.git.execute(["git", *_NO_HOOKS, "worktree", "add", "-q", "--detach", str(wt_path), base_sha])
-        wt = git.Repo(wt_path)
-        for variant in variants:
-            run = run_rewrites(
-                wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
-                workers=workers, display_path=str(rel), assume_dtype=assume_dtype,
-            )
-            runs.append(run)
-            skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]
-            for kr in run.kernels:
-                if not kr.changes:
-                    unchanged.append((f"{run.prefix}{kr.site.ident}", variant))
-                    continue
-                root = Path(run.root)
-                for change in kr.changes:
-                    with open(root / change.path, "w", encoding="utf-8", newline="") as fh:
-                        fh.write(change.after)
-                wt.git.add("--", *[str(root / c.path) for c in kr.changes])
-                ctx = templating.context(kr, run)
-                sha = _commit(wt, ident, templating.commit_message(ctx))
-                made.append((branch_name(run.targets, kr.site.kernel, variant), sha, kr, run))
-                wt.git.execute(["git", *_NO_HOOKS, "reset", "-q", "--hard", base_sha])
-        _check_names(repo, [name for name, *_ in made], force)
-        branches, bodies = [], []
-        from autotune_rewrite.gpu.bench.results import load_latest
-
-        for name, sha, kr, run in made:
-            ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))
-            body_path = out / (name.replace("/", "__") + ".md")
-            branches.append(Branch(name, sha, str(body_path), kr.decision.subject, f"{run.prefix}{kr.site.ident}", kr.decision.variant))
-            bodies.append((body_path, templating.pr_body(ctx)))
-        _create_refs(repo, [(b.name, b.commit) for b in branches], force)
-        for body_path, text in bodies:  # only once every branch exists
-            body_path.parent.mkdir(parents=True, exist_ok=True)
-            body_path.write_text(text, encoding="utf-8")
-    finally:
+    with tempdirs.temp_dir(TEMP_KIND) as tmp:
+        wt_path = tmp / "worktree"
         try:
-            repo.git.execute(["git", "worktree", "remove", "--force", str(wt_path)])
-        except git.GitCommandError:
-            pass
-        shutil.rmtree(tmp, ignore_errors=True)
-        repo.git.execute(["git", "worktree", "prune"])
+            with interrupts.deferred():  # a `worktree add` cut short could finish after our cleanup
+                wt = _add_worktree(repo, wt_path, base_sha)
+            for variant in variants:
+                run = run_rewrites(
+                    wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
+                    workers=workers, display_path=str(rel), assume_dtype=assume_dtype,
+                )
+                runs.append(run)
+                skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]
+                for kr in run.kernels:
+                    if not kr.changes:
+                        unchanged.append((f"{run.prefix}{kr.site.ident}", variant))
+                        continue
+                    root = Path(run.root)
+                    for change in kr.changes:
+                        with open(root / change.path, "w", encoding="utf-8", newline="") as fh:
+                            fh.write(change.after)
+                    wt.add([root / c.path for c in kr.changes])
+                    ctx = templating.context(kr, run)
+                    sha = wt.commit(templating.commit_message(ctx), identity_from=repo)
+                    made.append((branch_name(run.targets, kr.site.kernel, variant), sha, kr, run))
+                    wt.reset_hard(base_sha)
+            _check_names(repo, [name for name, *_ in made], force)
+            branches, bodies = [], []
+            from autotune_rewrite.gpu.bench.results import load_latest
+
+            for name, sha, kr, run in made:
+                ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))
+                body_path = out / (name.replace("/", "__") + ".md")
+                branches.append(Branch(name, sha, str(body_path), kr.decision.subject, f"{run.prefix}{kr.site.ident}", kr.decision.variant))
+                bodies.append((body_path, templating.pr_body(ctx)))
+            # A signal here would leave branches without their PR bodies: finish, then honour it.
+            with interrupts.deferred():
+                if branches:
+                    repo.update_refs([(f"refs/heads/{b.name}", b.commit) for b in branches], force)
+                unwritten = [p for p, text in bodies if not write_atomic(p, text.encode("utf-8"))]
+        finally:
+            repo.worktree_remove(wt_path)
+            tempdirs.remove(tmp)
+            repo.worktree_prune()
+    if unwritten:
+        raise UserError(f"{unwritten[0].parent}: cannot write the PR bodies there (the branches were created); "
+                        "pass a writable --out-dir with --force to write them")
     return ApplyResult(base_sha, tuple(branches), tuple(runs), tuple(unchanged), tuple(skipped))
 
 
-def _exists_at(repo: git.Repo, sha: str, rel: Path) -> bool:
+def _check_writable(folder: Path, what: str) -> None:
+    """Before any work: the folder (or its first existing parent) must be a writable folder.
+    Root ignores permission bits, so a file where the folder should be is the honest test there."""
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"{folder}: {probe} is not a folder, so {what} cannot be written; pick another folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UserError(f"{folder}: {probe} is read-only, so {what} cannot be written; pick a writable folder")
+
+
+def _add_worktree(repo: Git, wt_path: Path, base_sha: str) -> Git:
     try:
-        repo.git.cat_file("-e", f"{sha}:{rel.as_posix()}")
-        return True
-    except git.GitCommandError:
-        return False
+        return repo.worktree_add_detached(wt_path, base_sha)
+    except GitCommandError as exc:
+        detail = (str(exc.stderr).strip().splitlines() or ["git failed"])[-1].strip(" '")
+        raise UserError(f"{repo.common_dir}: cannot add a temporary worktree ({detail}); "
+                        "apply needs a writable git dir") from None
 
 
-def _has_identity(repo: git.Repo) -> bool:
-    try:
-        return bool(repo.git.config("user.name")) and bool(repo.git.config("user.email"))
-    except git.GitCommandError:
-        return False
+def prune_stale_worktrees(repo: Git) -> list[str]:
+    """Worktrees a killed ``apply`` left: git forgets those whose folder is gone (``prune``); ours
+    whose owning process is dead are removed. Nobody else's worktree is ever touched."""
+    repo.worktree_prune()
+    removed = []
+    for wt in repo.worktrees():
+        folder = Path(wt.path).parent
+        if wt.path and Path(wt.path).name == "worktree" and tempdirs.is_stale(folder) \
+                and tempdirs.owner_kind(folder) == TEMP_KIND:
+            repo.worktree_remove(Path(wt.path))
+            tempdirs.remove(folder)
+            removed.append(wt.path)
+    if removed:
+        repo.worktree_prune()
+    return removed
 
 
-def _check_names(repo: git.Repo, names: list[str], force: bool) -> None:
+def _check_names(repo: Git, names: list[str], force: bool) -> None:
     for name in names:
-        try:
-            repo.git.check_ref_format("--branch", name)
-        except git.GitCommandError:
-            raise UserError(f"{name}: not a valid branch name; rename the kernel or report this") from None
-    existing = {h.name for h in repo.heads}
+        if not repo.valid_branch_name(name):
+            raise UserError(f"{name}: not a valid branch name; rename the kernel or report this")
+    existing = repo.branches()
     clash = [n for n in names if n in existing]
     if clash and not force:
         raise UserError(f"branch {clash[0]} already exists; delete it or pass --force to replace it")
-    busy = [n for n in clash if f"refs/heads/{n}" in _checked_out(repo)]
+    checked_out = {wt.branch for wt in repo.worktrees()}
+    busy = [n for n in clash if f"refs/heads/{n}" in checked_out]
     if busy:
         raise UserError(f"branch {busy[0]} is checked out in a worktree; switch away from it before --force")
 
 
-def _create_refs(repo: git.Repo, refs: list[tuple[str, str]], force: bool) -> None:
-    """All branches in one transaction: ``create`` fails if a ref exists, so a branch made
-    meanwhile by someone else is never overwritten; ``--force`` updates from the value seen."""
-    if not refs:
-        return
-    lines = ["start"]
-    for name, sha in refs:
-        ref = f"refs/heads/{name}"
-        try:
-            old = repo.git.rev_parse("--verify", "-q", ref)
-        except git.GitCommandError:
-            old = ""
-        if old and force:
-            lines.append(f"update {ref} {sha} {old}")
-        else:
-            lines.append(f"create {ref} {sha}")
-    lines += ["prepare", "commit", ""]
-    try:
-        repo.git.execute(["git", "update-ref", "--stdin"], istream=_stdin("\n".join(lines)))
-    except git.GitCommandError as exc:
-        raise UserError(f"could not create the branches (nothing was created): {exc.stderr.strip()}") from None
-
-
-__all__ = ["ApplyResult", "Branch", "PREFIX", "apply_variants", "branch_name"]
+__all__ = ["ApplyResult", "Branch", "PREFIX", "apply_variants", "branch_name", "prune_stale_worktrees"]

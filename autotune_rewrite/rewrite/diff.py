@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
@@ -79,8 +77,9 @@ class RewriteRun:
 
 def git_prefix(root: Path) -> str:
     """``root`` relative to its git top level, with a trailing slash ('' at the top or outside git)."""
-    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-prefix"], capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    from autotune_rewrite import gitrepo
+
+    return gitrepo.prefix(root)
 
 
 def reproduce_command(variant: str, path: str, kernel: str | None, archs: Sequence[str], batch_expr: str | None,
@@ -234,11 +233,11 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
     """Write the rewritten files into a private copy of ``root``, scan it again and compile
     every rewritten kernel with its new configs: each must parse, carry exactly the decided
     configs, and launch. -> (kernels that passed, [(ident, why, exception of ours or None)])."""
+    from autotune_rewrite import tempdirs
     from autotune_rewrite.locate.scan import scan
     from autotune_rewrite.settings import load_settings
 
-    tmp = Path(tempfile.mkdtemp(prefix="autotune-rewrite-recheck-"))
-    try:
+    with tempdirs.temp_dir("recheck") as tmp:
         copy = tmp / "root"
         shutil.copytree(root, copy, ignore=_IGNORE, symlinks=True)
         for c in changes:
@@ -260,8 +259,6 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
                 continue
             out.append(replace(kr, recheck=again))
         return out, lost
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache) -> tuple[KernelReport, ...]:

@@ -7,7 +7,6 @@ Saved as ``<out>/<kernel>.json``; without ``--out``, under ``<git dir>/autotune-
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,10 +72,9 @@ def to_json(result: BenchResult) -> str:
 
 
 def git_common_dir(path: Path) -> Path | None:
-    folder = path if path.is_dir() else path.parent
-    proc = subprocess.run(["git", "-C", str(folder), "rev-parse", "--path-format=absolute", "--git-common-dir"],
-                          capture_output=True, text=True)
-    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    from autotune_rewrite import gitrepo
+
+    return gitrepo.common_dir(path if path.is_dir() else path.parent)
 
 
 def default_dir(path: Path) -> Path:

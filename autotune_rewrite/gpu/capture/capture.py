@@ -14,12 +14,12 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite.check import spec_toml
+from autotune_rewrite import tempdirs
 from autotune_rewrite.gpu.capture import hooks, stanza
 from autotune_rewrite.gpu.capture.records import CaptureResult, KernelCapture, fold, read_records
 from autotune_rewrite.errors import UserError
@@ -57,12 +57,9 @@ class CaptureRun:
 
 def repo_root(start: Path) -> Path:
     """The git checkout holding ``start``, else ``start``."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
-                             text=True, check=False)
-    except OSError:
-        return start
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else start
+    from autotune_rewrite import gitrepo
+
+    return gitrepo.top_level(start) or start
 
 
 def default_settings_file(root: Path) -> Path:
@@ -84,11 +81,11 @@ def default_settings_file(root: Path) -> Path:
 
 def run_program(command: Sequence[str], records: Path) -> int:
     """Run ``command`` with the hooks; its stdio is the terminal's; returns its exit code."""
-    with tempfile.TemporaryDirectory(prefix="autotune-rewrite-capture-") as tmp:
+    with tempdirs.temp_dir("capture") as tmp:
         shutil.copyfile(hooks.__file__, Path(tmp) / "_autotune_rewrite_capture_hooks.py")
         (Path(tmp) / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([tmp] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env[hooks.ENV] = str(records)
         try:
             child = subprocess.Popen(list(command), env=env)
@@ -126,7 +123,7 @@ def capture(command: Sequence[str], root: Path | None = None, out: Path | None =
     if not root.is_dir():
         raise UserError(f"--root {root}: not a folder")
     target = out if out is not None else default_settings_file(root)
-    with tempfile.TemporaryDirectory(prefix="autotune-rewrite-records-") as tmp:
+    with tempdirs.temp_dir("records") as tmp:
         path = Path(tmp) / "records.jsonl"
         code = run_program(command, path)
         raw = read_records(path)

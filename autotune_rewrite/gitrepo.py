@@ -1,0 +1,217 @@
+"""Every git call the tool makes, in one small adapter over GitPython.
+
+Why one place: the safety rules for the user's repository (hooks off for our own commands, refs
+created in one transaction, worktrees only under our own temporary folders, errors as one-line
+``UserError``s naming the path) are then written once instead of at each call site.
+
+``Git`` wraps a checkout (``open`` raises, ``find`` returns None outside git); ``ls_files`` and
+``prefix`` work on a folder without building a ``Repo``. A missing git binary is "not in git"
+for the read-only lookups and a ``UserError`` for ``apply``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+# GitPython refuses to import when no git binary is found unless told to stay quiet; the
+# lookups below then fail per call, which files.py turns into a plain folder walk.
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
+
+import git  # noqa: E402
+
+from autotune_rewrite.errors import UserError  # noqa: E402
+
+GitCommandError = git.GitCommandError
+
+# Our own commands never run the user's hooks: post-checkout/pre-commit belong to their checkout.
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+_IDENTITY = ("-c", "user.name=autotune-rewrite", "-c", "user.email=autotune-rewrite@users.noreply.localhost")
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: str
+    head: str
+    branch: str | None  # refs/heads/..., None when detached
+    prunable: bool
+
+
+def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = True) -> str:
+    """``git <args>`` in ``cwd``; raises git.GitCommandError (or GitCommandNotFound)."""
+    cmd = git.Git(str(cwd))
+    if stdin is None:
+        return cmd.execute(["git", *args], strip_newline_in_stdout=strip)
+    with tempfile.TemporaryFile() as fh:  # GitPython feeds stdin from a file object
+        fh.write(stdin.encode("utf-8"))
+        fh.seek(0)
+        return cmd.execute(["git", *args], istream=fh, strip_newline_in_stdout=strip)
+
+
+def _try(cwd: Path | str, *args: str) -> str | None:
+    """``git <args>`` output, or None when git fails or is missing (a lookup, not an action)."""
+    try:
+        return _run(cwd, *args)
+    except (git.GitCommandError, git.GitCommandNotFound, OSError):
+        return None
+
+
+# --------------------------------------------------------------------------- folder lookups
+def ls_files(root: Path, pattern: str = "*.py") -> list[str] | None:
+    """Tracked plus untracked-not-ignored files under ``root`` matching ``pattern``, relative to
+    ``root``; None when ``root`` is not in a work tree or git is missing."""
+    out = _try(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", pattern)
+    if out is None:
+        return None
+    return sorted({n for n in out.split("\0") if n})
+
+
+def is_ignored(path: Path) -> bool:
+    """True when git ignores the folder ``path`` (the user named build/ or vendor/ explicitly)."""
+    try:
+        _run(path, "check-ignore", "-q", ".")
+        return True
+    except (git.GitCommandError, git.GitCommandNotFound, OSError):
+        return False
+
+
+def prefix(folder: Path) -> str:
+    """``folder`` relative to its top level with a trailing slash ('' at the top or outside git)."""
+    return _try(folder, "rev-parse", "--show-prefix") or ""
+
+
+def top_level(folder: Path) -> Path | None:
+    out = _try(folder, "rev-parse", "--show-toplevel")
+    return Path(out) if out else None
+
+
+def common_dir(folder: Path) -> Path | None:
+    """The git dir every worktree of the checkout shares (absolute), or None outside git."""
+    out = _try(folder, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return Path(out) if out else None
+
+
+# --------------------------------------------------------------------------- a checkout
+class Git:
+    """One checkout (``open``) or a worktree of it (``at``)."""
+
+    def __init__(self, repo: git.Repo):
+        self.repo = repo
+        self.top = Path(repo.working_tree_dir).resolve()
+
+    @classmethod
+    def open(cls, path: Path) -> Git:
+        try:
+            repo = git.Repo(path, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise UserError(f"{path}: not a git checkout; `apply` builds branches, use `diff` outside git") from None
+        except git.GitCommandNotFound:
+            raise UserError(f"{path}: the git command was not found; install git to use `apply`") from None
+        if repo.bare:
+            raise UserError(f"{path}: a bare repository has no files to rewrite; run apply in a checkout")
+        return cls(repo)
+
+    def _git(self, *args: str, stdin: str | None = None) -> str:
+        return _run(self.top, *args, stdin=stdin)
+
+    @property
+    def common_dir(self) -> Path:
+        found = common_dir(self.top)
+        return found if found is not None else Path(self.repo.common_dir).resolve()
+
+    def commit_sha(self, rev: str) -> str | None:
+        try:
+            return self.repo.commit(rev).hexsha
+        except (git.BadName, ValueError, git.GitCommandError):
+            return None
+
+    def exists_at(self, sha: str, rel: Path) -> bool:
+        try:
+            self._git("cat-file", "-e", f"{sha}:{rel.as_posix()}")
+            return True
+        except git.GitCommandError:
+            return False
+
+    def has_identity(self) -> bool:
+        try:
+            return bool(self._git("config", "user.name")) and bool(self._git("config", "user.email"))
+        except git.GitCommandError:
+            return False
+
+    def branches(self) -> set[str]:
+        return {h.name for h in self.repo.heads}
+
+    def valid_branch_name(self, name: str) -> bool:
+        try:
+            self._git("check-ref-format", "--branch", name)
+            return True
+        except git.GitCommandError:
+            return False
+
+    def ref_sha(self, ref: str) -> str | None:
+        try:
+            return self._git("rev-parse", "--verify", "-q", ref) or None
+        except git.GitCommandError:
+            return None
+
+    # ----------------------------------------------------------------------- worktrees
+    def worktrees(self) -> list[Worktree]:
+        out, cur = [], {}
+        for line in self._git("worktree", "list", "--porcelain").splitlines() + [""]:
+            if not line:
+                if cur:
+                    out.append(Worktree(cur.get("worktree", ""), cur.get("HEAD", ""), cur.get("branch"),
+                                        "prunable" in cur))
+                cur = {}
+                continue
+            key, _, value = line.partition(" ")
+            cur[key] = value
+        return out
+
+    def worktree_add_detached(self, path: Path, sha: str) -> Git:
+        self._git(*NO_HOOKS, "worktree", "add", "-q", "--detach", str(path), sha)
+        return Git(git.Repo(path))
+
+    def worktree_remove(self, path: Path) -> None:
+        try:
+            self._git("worktree", "remove", "--force", str(path))
+        except git.GitCommandError:
+            pass  # half-made or already gone: prune clears what is left
+
+    def worktree_prune(self) -> None:
+        try:
+            self._git("worktree", "prune")
+        except git.GitCommandError:
+            pass  # a read-only git dir: nothing of ours can be left there either
+
+    # ----------------------------------------------------------------------- writing (worktrees only)
+    def add(self, paths: list[Path]) -> None:
+        self._git("add", "--", *[str(p) for p in paths])
+
+    def commit(self, message: str, identity_from: Git | None = None) -> str:
+        """Commit the index with hooks off; an identity of our own when the user has none."""
+        ident = () if (identity_from or self).has_identity() else _IDENTITY
+        self._git(*NO_HOOKS, *ident, "commit", "-q", "--no-verify", "-F", "-", stdin=message)
+        return self._git("rev-parse", "HEAD")
+
+    def reset_hard(self, sha: str) -> None:
+        self._git(*NO_HOOKS, "reset", "-q", "--hard", sha)
+
+    def update_refs(self, refs: list[tuple[str, str]], force: bool) -> None:
+        """All refs in one ``update-ref --stdin`` transaction: ``create`` fails when a ref
+        exists, so a branch made meanwhile is never overwritten; ``force`` updates from the
+        value seen. Raises UserError (nothing created) when git refuses."""
+        lines = ["start"]
+        for ref, sha in refs:
+            old = self.ref_sha(ref)
+            lines.append(f"update {ref} {sha} {old}" if old and force else f"create {ref} {sha}")
+        lines += ["prepare", "commit", ""]
+        try:
+            self._git("update-ref", "--stdin", stdin="\n".join(lines))
+        except git.GitCommandError as exc:
+            raise UserError(f"could not create the branches (nothing was created): {str(exc.stderr).strip()}") from None
+
+
+__all__ = ["Git", "GitCommandError", "NO_HOOKS", "Worktree", "common_dir", "is_ignored", "ls_files", "prefix", "top_level"]

@@ -1,0 +1,103 @@
+"""SIGINT and SIGTERM end a run cleanly: every ``finally`` runs, one line is printed, exit 130/143.
+
+Why an exception of our own rather than Python's KeyboardInterrupt: Click (under Typer) turns
+KeyboardInterrupt into "Aborted!" and exit 1, and exit 1 means "changes found" here. The
+``Interrupted`` exception derives from BaseException, so no ``except Exception`` in the pipeline
+or in a library swallows it, and the ``with``/``finally`` blocks that own temp folders and
+worktrees unwind as for any error. A second signal while that cleanup runs is ignored (it would
+otherwise cut the cleanup short); SIGKILL is the user's way to stop a stuck cleanup, and the next
+run sweeps what it left (``tempdirs.sweep_stale``, ``apply``'s worktree pruning).
+
+``deferred()`` holds signals back over a few lines that must not be cut in half (the branch
+transaction and the PR bodies after it); the signal is honoured when the block ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from typing import Callable, Iterator
+
+from autotune_rewrite import tempdirs
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+class Interrupted(BaseException):
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+
+
+_state = {"raised": False, "pending": None, "defer": 0}
+
+
+def _handler(signum, frame) -> None:
+    if _state["raised"]:
+        return  # cleanup in progress: let it finish
+    if _state["defer"]:
+        _state["pending"] = signum
+        return
+    _state["raised"] = True
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Route SIGINT/SIGTERM to ``Interrupted`` (call once, in the main thread, from the CLI)."""
+    _state.update(raised=False, pending=None, defer=0)
+    for sig in _SIGNALS:
+        signal.signal(sig, _handler)
+
+
+def reset_in_child(parent: int | None = None) -> None:
+    """For forked worker processes: the parent decides. SIGINT from the terminal is ignored
+    (no KeyboardInterrupt tracebacks from children); SIGTERM, which the parent sends to stop
+    them, kills silently. On Linux a worker also gets SIGTERM when ``parent`` dies: a pool
+    worker waits for work forever, so a SIGKILLed parent would otherwise leave it running."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None and sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:  # it died before the prctl took effect
+            os._exit(1)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    _state["defer"] += 1
+    try:
+        yield
+    finally:
+        _state["defer"] -= 1
+        pending = _state["pending"]
+        if not _state["defer"] and pending is not None and not _state["raised"]:
+            _state["pending"] = None
+            _state["raised"] = True
+            raise Interrupted(pending)
+
+
+def run(entry: Callable[[], object], report: Callable[[int], None]) -> None:
+    """Run the CLI ``entry``; on SIGINT/SIGTERM remove what is left, ``report`` the signal, exit."""
+    install()
+    try:
+        entry()
+    except Interrupted as stop:
+        for sig in _SIGNALS:  # nothing may cut the last cleanup short
+            signal.signal(sig, signal.SIG_IGN)
+        tempdirs.remove_all()
+        report(stop.signum)
+        raise SystemExit(stop.exit_code) from None
+
+
+__all__ = ["Interrupted", "deferred", "install", "reset_in_child", "run"]

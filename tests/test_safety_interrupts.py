@@ -1,0 +1,169 @@
+"""Interrupts and kills leave nothing behind: `apply`, `check` and `diff` stopped by SIGINT,
+SIGTERM or SIGKILL at several moments, through the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from rewrite_e2e import git, state
+from safety_helpers import BRANCH, env_for, ours, spawn, tiny_repo
+
+MOMENTS = (0.15, 0.45, 0.75)  # fractions of an uninterrupted cold run: start-up, compiles, git work
+
+
+def _full_run_seconds(tmp_path) -> float:
+    """How long one cold `apply` takes here (the kill moments are fractions of it)."""
+    root = tiny_repo(tmp_path, "timing")
+    (tmp_path / "tmp-timing").mkdir()
+    env = env_for(tmp_path / "tmp-timing", tmp_path / "cache-timing")
+    start = time.monotonic()
+    proc = spawn("apply", "--variant", "v1", ".", cwd=root, env=env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return time.monotonic() - start
+
+
+def _user_view(before: dict, after: dict) -> tuple[dict, dict]:
+    """Everything but the refs, which an interrupt after the branch transaction may have added."""
+    return {k: v for k, v in before.items() if k != "refs"}, {k: v for k, v in after.items() if k != "refs"}
+
+
+def _refs_unchanged_or_complete(root, before_refs: str) -> None:
+    now = git(root, "for-each-ref", "--format=%(refname) %(objectname)")
+    if now == before_refs:
+        return
+    sha = git(root, "rev-parse", BRANCH).strip()  # all or nothing: the one branch, complete
+    assert sorted(now.splitlines()) == sorted(before_refs.splitlines() + [f"refs/heads/{BRANCH} {sha}"])
+    assert git(root, "rev-parse", f"{BRANCH}~1").strip() == git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.mark.parametrize("signum, code, line", [
+    (signal.SIGINT, 130, "interrupted; cleaned up"),
+    (signal.SIGTERM, 143, "stopped by SIGTERM; cleaned up"),
+])
+def test_signalled_apply_leaves_checkout_worktrees_refs_and_tmp_as_they_were(tmp_path, signum, code, line):
+    full = _full_run_seconds(tmp_path)
+    for i, fraction in enumerate(MOMENTS):
+        root = tiny_repo(tmp_path, f"repo{i}")
+        tmpdir = tmp_path / f"tmp{i}"
+        tmpdir.mkdir()
+        before = state(root)
+        proc = spawn("apply", "--variant", "v1", "-j", "2", ".", cwd=root,
+                     env=env_for(tmpdir, tmp_path / f"cache{i}"))  # cold: the pool is busy when it lands
+        time.sleep(full * fraction)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=120)
+        after = state(root)
+        assert _user_view(before, after)[0] == _user_view(before, after)[1], (fraction, err)
+        _refs_unchanged_or_complete(root, before["refs"])
+        assert ours(tmpdir) == [], (fraction, err)
+        assert "Traceback" not in err, (fraction, err)
+        if proc.returncode == 0:  # the run finished before the signal: a complete result
+            assert BRANCH in out
+            continue
+        assert proc.returncode == code, (fraction, proc.returncode, err)
+        assert err.strip().splitlines()[-1] == line, err
+        assert "Aborted" not in err
+
+
+def test_sigkilled_apply_is_cleaned_up_by_the_next_run_and_other_worktrees_stay(tmp_path):
+    full = _full_run_seconds(tmp_path)
+    root = tiny_repo(tmp_path)
+    # The user's own worktree (and a folder of another tool in TMPDIR) must survive every prune.
+    git(root, "worktree", "add", "-q", "--detach", str(tmp_path / "users-own-worktree"), "HEAD")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    (tmpdir / "someone-elses-folder").mkdir()
+    before = state(root)
+    killed_with_leftovers = 0
+    for i, fraction in enumerate(MOMENTS):
+        proc = spawn("apply", "--variant", "v1", "--force", "-j", "2", ".", cwd=root,
+                     env=env_for(tmpdir, tmp_path / f"cache{i}"))
+        time.sleep(full * fraction)
+        proc.kill()
+        proc.communicate(timeout=60)
+        # Our pool's workers die with the pipe to their parent; give them a moment.
+        time.sleep(0.5)
+        killed_with_leftovers += bool(ours(tmpdir))
+        # The next run (a normal one) prunes what the killed one left, and nothing else.
+        env = env_for(tmpdir, tmp_path / "cache-next")
+        nxt = subprocess.run([*spawn_args("apply", "--variant", "v1", "--force", ".")], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert nxt.returncode == 0, nxt.stderr
+        after = state(root)
+        assert _user_view(before, after)[0] == _user_view(before, after)[1], (fraction, nxt.stderr)
+        assert ours(tmpdir) == []
+        assert (tmpdir / "someone-elses-folder").is_dir()
+        assert (tmp_path / "users-own-worktree" / "tiny" / "add.py").is_file()
+    assert killed_with_leftovers, "no kill landed while apply had a worktree or temp folder"
+
+
+def spawn_args(*args) -> list[str]:
+    return [sys.executable, "-m", "autotune_rewrite", *args]
+
+
+def test_stale_folders_are_swept_only_when_their_owner_is_dead(tmp_path):
+    root = tiny_repo(tmp_path)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmpdir / f"autotune-rewrite-recheck-{dead.pid}-abc").mkdir()  # SIGKILLed run: owner gone
+    (tmpdir / f"autotune-rewrite-recheck-{os.getpid()}-abc").mkdir()  # a live run (this test)
+    (tmpdir / "autotune-rewrite-notes").mkdir()  # not one of ours: no pid in the name
+    proc = subprocess.run(spawn_args("check", "."), cwd=root, env=env_for(tmpdir, tmp_path / "cache"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert ours(tmpdir) == sorted([f"autotune-rewrite-recheck-{os.getpid()}-abc", "autotune-rewrite-notes"])
+
+
+@pytest.mark.parametrize("command, signum, code", [
+    (("check", "-j", "2", "."), signal.SIGINT, 130),
+    (("diff", "--variant", "v1", "-j", "2", "."), signal.SIGTERM, 143),
+])
+def test_check_and_diff_stop_cleanly_with_pool_workers(tmp_path, command, signum, code):
+    root = tiny_repo(tmp_path)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    before = state(root)
+    proc = spawn(*command, cwd=root, env=env_for(tmpdir, tmp_path / "cache"))
+    # Wait until the compile pool's workers exist, then signal the parent alone.
+    deadline = time.monotonic() + 60
+    while not (workers := _children(proc.pid)):
+        assert proc.poll() is None and time.monotonic() < deadline, "never started a compile pool"
+        time.sleep(0.02)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith("cleaned up")
+    assert ours(tmpdir) == []
+    assert state(root) == before
+    for pid in workers:  # no worker outlives its parent
+        assert not _alive(pid), pid
+
+
+def _children(pid: int) -> list[int]:
+    """Forked pool workers (same command line as the parent; git subprocesses are not)."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    found = []
+    for child in map(int, out.split()):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as fh:
+                if b"autotune_rewrite" in fh.read():
+                    found.append(child)
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
