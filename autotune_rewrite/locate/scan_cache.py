@@ -25,12 +25,13 @@ from autotune_rewrite.settings import Settings
 SCHEMA = 1
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
-_LOCATOR_FILES = ("files.py", "model.py", "settings.py")
+_LOCATOR_FILES = ("files.py", "model.py")
 
 
 def _locator_digest() -> str:
     h = hashlib.sha256()
-    for path in sorted([*(_PACKAGE / n for n in _LOCATOR_FILES), *(_PACKAGE / "locate").glob("*.py")]):
+    for path in sorted([*(_PACKAGE / n for n in _LOCATOR_FILES), *(_PACKAGE / "locate").glob("*.py"),
+                          *(_PACKAGE / "settings").glob("*.py")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
