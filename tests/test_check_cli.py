@@ -171,9 +171,9 @@ def test_missing_pointer_types_print_a_stanza_then_assume_dtype_labels(tmp_path,
     assert proc.returncode == 2 and proc.stdout == ""
     first, *rest = proc.stderr.splitlines()
     assert first == ("error: missing launch spec values for kernels/transpose.py::transpose_kernel (x_ptr, y_ptr): "
-                     "add to pyproject.toml (or autotune-rewrite.toml without the tool.autotune-rewrite prefix):")
+                     "add to pyproject.toml:")
     stanza = "\n".join(rest)
-    assert 'types = { x_ptr = "*bf16", y_ptr = "*bf16", M = "i32", N = "i32" }' in stanza
+    assert 'types = {x_ptr = "*bf16", y_ptr = "*bf16", M = "i32", N = "i32"}' in stanza
     _untouched(repo)
 
     # The same compiles as the fixture's spec (fp32), so this reads the cache.
