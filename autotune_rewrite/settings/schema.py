@@ -93,7 +93,7 @@ class SpecEntry:
         table_of(_triton_type, 'Q = "*bf16", n = "i32"'), "table str -> Triton type",
         'non-constexpr parameter types, e.g. { Q = "*bf16", n = "i32" }'))
     constexprs: tuple[tuple[str, Scalar], ...] = field(default=(), metadata=key(
-        table_of(scalar, "BLOCK_H = 16"), "table str -> int|float|bool|str",
+        table_of(scalar, "BLOCK_H = 16"), "table str -> int / float / bool / str",
         "constexpr values that are not config meta-parameters"))
     values: tuple[tuple[str, int], ...] = field(default=(), metadata=key(
         table_of(integer, "n = 2048"), "table str -> int",
@@ -134,7 +134,7 @@ class Settings:
     bench: tuple[tuple[str, BenchEntry], ...] = field(default=(), metadata=key(
         keyed(BenchEntry), "table str -> table", 'bench entries keyed by "path::name" (or the name); fields below'))
     assume: tuple[tuple[str, AssumeValue], ...] = field(default=(), metadata=key(
-        table_of(scalar_or_list, "causal = [true, false]"), "table str -> int|float|bool|str|list",
+        table_of(scalar_or_list, "causal = [true, false]"), "table str -> int / float / bool / str / list of them",
         "values assumed for a parameter NAME of every kernel (a list: each value a case); not used yet"))
     env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
         table_of(string, 'USE_FP8 = "1"'), "table str -> str",
