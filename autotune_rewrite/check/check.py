@@ -355,8 +355,7 @@ def check(
     scope = scope_of(base, path)
     result = cached_scan(base, list(scope) or None, workers, settings,
                          (cache_dir or default_cache_dir()) if use_cache else None)
-    launch_spec.check_spec_kernels(settings, result.sites, scope[0].relative_to(base).as_posix() if scope else "",
-                                   result.errors)
+    launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)

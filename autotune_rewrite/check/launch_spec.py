@@ -31,13 +31,14 @@ import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.check.spec_toml import Table, render_table
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
-from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError, KernelParam
+from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, ScanResult
 from autotune_rewrite.settings import Settings, SpecEntry
 _POINTER_CALLS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "atomic_add", "atomic_max",
                   "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"}
@@ -240,9 +241,9 @@ def resolve_specs(
     settings_file: str = "pyproject.toml",
 ) -> SpecResolution:
     """Launch specs for ``site``: one per settings table naming it, else one from the source."""
-    mine = [e for e in entries if e.kernel in _idents(site)]
+    mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     if not mine:
-        mine = [SpecEntry(site.ident, "default", (), (), ())]
+        mine = [("", SpecEntry(site.ident, "default", (), (), ()))]
     assumed_ptr = normalize_type("*" + assume_dtype) if assume_dtype else None
     if assume_dtype and assumed_ptr is None:
         raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
@@ -250,9 +251,9 @@ def resolve_specs(
     meta = set(meta_params(site))
     env = module_constants(kernel_source)
     specs, missing = [], []
-    for entry in mine:
+    for key, entry in mine:
         spec, lacking = _one_spec(site, entry, meta, env, assumed_ptr, pointers,
-                                  settings_file if entry.types or entry.constexprs or entry.values else "")
+                                  settings_file if entry.types or entry.constexprs or entry.values else "", key)
         specs.append(spec)
         if lacking:
             missing.append((entry.spec, lacking))
@@ -267,14 +268,15 @@ def _idents(site: AutotuneSite) -> set[str]:
     return idents
 
 
-def _one_spec(site, entry: SpecEntry, meta: set[str], env: Mapping[str, Any], assumed_ptr, pointers, settings_file: str):
+def _one_spec(site, entry: SpecEntry, meta: set[str], env: Mapping[str, Any], assumed_ptr, pointers, settings_file: str,
+              key: str = ""):
     given_types = dict(entry.types)
     given_consts = dict(entry.constexprs)
     values = dict(entry.values)
     names = {p.name for p in site.params}
     stray = sorted((set(given_types) | set(given_consts) | set(values)) - names)
     if stray:
-        raise UserError(f"{settings_file or 'settings'}: kernel {entry.kernel} spec '{entry.spec}': "
+        raise UserError(f"{settings_file or 'settings'}: {key + ' ' if key else ''}(kernel {entry.kernel} spec '{entry.spec}'): "
                         f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
     types: dict[str, str] = {}
     consts: dict[str, Any] = {}
@@ -427,25 +429,26 @@ def missing_error(resolutions: Sequence[SpecResolution], settings_file: str | No
 
 
 # --------------------------------------------------------------------------- specs of unknown kernels
-def _in_scope(path: str, scope: str) -> bool:
-    return scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/")
+def _in_scope(path: str, scope: Sequence[str]) -> bool:
+    return not scope or any(path == s or path.startswith(s + "/") for s in scope)
 
 
-def check_spec_kernels(settings: Settings, sites: Sequence[AutotuneSite], scope: str = "",
-                       errors: Sequence[FileError] = ()) -> None:
+def check_spec_kernels(settings: Settings, scanned: ScanResult, scope: Sequence[Path] = ()) -> None:
     """``UserError`` (exit 2) for a ``kernels`` entry naming no autotuned kernel the scan found.
 
-    Only entries whose file lies under the scanned ``scope`` (root-relative; "" = everything)
-    can be judged; a file the scan could not read or that the settings exclude proves nothing."""
+    Only entries whose file lies under the scanned ``scope`` (absolute paths; none = the whole
+    root) can be judged; a file the scan could not read or that the settings exclude proves nothing."""
     from difflib import get_close_matches
 
     from autotune_rewrite.files import is_excluded
 
-    known = sorted({ident for site in sites for ident in _idents(site)})
-    unreadable = {e.path for e in errors}
+    root = Path(settings.root).resolve()
+    under = [p.resolve().relative_to(root).as_posix() for p in scope]
+    known = sorted({ident for site in scanned.sites for ident in _idents(site)})
+    unreadable = {e.path for e in scanned.errors}
     for i, entry in enumerate(settings.kernels):
         path = entry.kernel.split("::", 1)[0]
-        if (entry.kernel in known or not _in_scope(path, scope) or path in unreadable
+        if (entry.kernel in known or not _in_scope(path, under) or path in unreadable
                 or is_excluded(path, settings.exclude)):
             continue
         close = get_close_matches(entry.kernel, known, n=3, cutoff=0.5) or known[:3]
