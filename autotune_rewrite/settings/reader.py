@@ -43,9 +43,11 @@ class Where:
         return UserError(f"{self.file}: {label} {problem}" if label else f"{self.file}: {problem}")
 
 
-def key(reader: Reader, toml_type: str, doc: str) -> dict[str, Any]:
-    """Field metadata that makes a dataclass field a settings key."""
-    return {"reader": reader, "type": toml_type, "doc": doc}
+def key(reader: Reader, toml_type: str, doc: str, inner: tuple[str, type] | None = None) -> dict[str, Any]:
+    """Field metadata that makes a dataclass field a settings key. ``inner``: for a key holding
+    tables of another settings class, how its keys are written below it and that class
+    (``("[]", SpecEntry)`` gives ``kernels[].spec``), so the documentation can list them."""
+    return {"reader": reader, "type": toml_type, "doc": doc, "inner": inner}
 
 
 def keys_of(cls: type) -> dict[str, dataclasses.Field]:

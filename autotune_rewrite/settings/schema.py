@@ -9,7 +9,7 @@ Values are kept as tuples of pairs rather than dicts so ``Settings`` stays hasha
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 from autotune_rewrite.check.triton_types import normalize_type
@@ -129,10 +129,13 @@ class Settings:
     exclude: tuple[str, ...] = field(default=(), metadata=key(
         strings, "list of str", "globs skipped by the scan (`--exclude` replaces, `--extend-exclude` adds)"))
     kernels: tuple[SpecEntry, ...] = field(default=(), metadata=key(
-        _spec_entries, "array of tables", "launch specs, one table per (kernel, spec); fields below"))
-    variants: Variants = field(default=Variants(), metadata=key(section(Variants), "table", "variant choices"))
+        _spec_entries, "array of tables", "launch specs, one table per (kernel, spec); fields below",
+        inner=("[]", SpecEntry)))
+    variants: Variants = field(default=Variants(), metadata=key(
+        section(Variants), "table", "variant choices", inner=("", Variants)))
     bench: tuple[tuple[str, BenchEntry], ...] = field(default=(), metadata=key(
-        keyed(BenchEntry), "table str -> table", 'bench entries keyed by "path::name" (or the name); fields below'))
+        keyed(BenchEntry), "table str -> table", 'bench entries keyed by "path::name" (or the name); fields below',
+        inner=(".NAME", BenchEntry)))
     assume: tuple[tuple[str, AssumeValue], ...] = field(default=(), metadata=key(
         table_of(scalar_or_list, "causal = [true, false]"), "table str -> int / float / bool / str / list of them",
         "values assumed for a parameter NAME of every kernel (a list: each value a case); not used yet"))
@@ -152,8 +155,6 @@ class Settings:
 
     def with_exclude(self, exclude: list[str] | None, extend_exclude: list[str] | None) -> "Settings":
         """Command-line flags over the file: ``--exclude`` replaces, ``--extend-exclude`` adds."""
-        from dataclasses import replace
-
         base = tuple(exclude) if exclude is not None else self.exclude
         return replace(self, exclude=base + tuple(extend_exclude or ()))
 
@@ -169,13 +170,12 @@ class Settings:
 
 def describe(cls: type = Settings, prefix: str = "") -> Iterator[tuple[str, str, str]]:
     """(dotted key, TOML type, meaning) of every key, nested tables included (for the README)."""
-    nested = {"kernels": SpecEntry, "variants": Variants, "bench": BenchEntry}
     for name, f in keys_of(cls).items():
         path = f"{prefix}{name}"
         yield path, f.metadata["type"], f.metadata["doc"]
-        if cls is Settings and name in nested:
-            inner = "kernels[]." if name == "kernels" else ("bench.NAME." if name == "bench" else f"{name}.")
-            yield from describe(nested[name], inner)
+        if f.metadata["inner"] is not None:
+            suffix, inner = f.metadata["inner"]
+            yield from describe(inner, f"{path}{suffix}.")
 
 
 __all__ = ["AssumeValue", "BenchEntry", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]
