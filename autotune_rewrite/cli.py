@@ -128,12 +128,15 @@ def scan(
     """
     from autotune_rewrite.output import scan as scan_out
     from autotune_rewrite.locate.scan import scan as run_scan
-    from autotune_rewrite.settings import load_settings
+    from autotune_rewrite.files import scope_of
+    from autotune_rewrite.settings import Settings
 
     try:
-        settings = load_settings(path).with_exclude(exclude, extend_exclude)
+        settings = Settings.find(path).with_exclude(exclude, extend_exclude)
+        root = Path(settings.root)
         with scan_out.progress_bar() as progress:
-            result = run_scan(path, jobs=jobs, settings=settings, progress=progress)
+            result = run_scan(root, paths=scope_of(root, path) or None, jobs=jobs, settings=settings,
+                              progress=progress)
     except UserError as err:
         raise _fail(err)
     if fmt is Format.json:
@@ -278,7 +281,7 @@ def apply(
 def capture(
     ctx: typer.Context,
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Settings file to write or merge (default: the root's autotune-rewrite.toml, or its pyproject.toml when that holds \\[tool.autotune-rewrite])."),
-    root: Optional[Path] = typer.Option(None, "--root", metavar="DIR", help="Kernel paths are relative to this folder (default: the git checkout of the working folder)."),
+    root: Optional[Path] = typer.Option(None, "--root", metavar="DIR", help="Kernel paths are relative to this folder (default: the project root of the working folder, as every command finds it)."),
     records: Optional[Path] = typer.Option(None, "--records", metavar="FILE", help="Also write every raw record and the folded result as JSON here."),
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:

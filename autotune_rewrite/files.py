@@ -100,17 +100,24 @@ def _walk_files(root: Path) -> list[str]:
 def discover(root: Path, exclude: tuple[str, ...] = (), explicit: tuple[Path, ...] = ()) -> FileSet:
     """The files to scan under ``root`` (a folder), or ``root`` itself when it is a file.
 
-    ``explicit`` files (absolute or relative to ``root``) are scanned even when excluded or
-    ignored; when given, only they are scanned.
+    ``explicit`` paths (absolute or relative to ``root``) limit the scan to them: a file is
+    scanned even when excluded or ignored; a folder is listed as ``root`` would be (git's view,
+    excludes applied) with its files named relative to ``root``, so ``check some/subfolder``
+    names kernels as a check of the whole project does.
     """
     if not root.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     if root.is_file():
         return FileSet(root=root.parent, files=(root.name,), from_git=False)
     if explicit:
-        rels = []
+        rels: list[str] = []
         for p in explicit:
             full = p if p.is_absolute() else root / p
+            if full.is_dir():
+                under = full.resolve().relative_to(root.resolve()).as_posix()
+                listed = _listed(full)
+                rels += [f for f in (n if under == "." else f"{under}/{n}" for n in listed) if not is_excluded(f, exclude)]
+                continue
             if not full.is_file():
                 raise UserError(f"{full}: no such file; pass files that exist under {root}")
             rels.append(full.resolve().relative_to(root.resolve()).as_posix())
@@ -120,5 +127,17 @@ def discover(root: Path, exclude: tuple[str, ...] = (), explicit: tuple[Path, ..
     return FileSet(root=root, files=tuple(f for f in files if not is_excluded(f, exclude)), from_git=git is not None)
 
 
+def _listed(folder: Path) -> list[str]:
+    git = _git_files(folder)
+    return git if git is not None else _walk_files(folder)
+
+
+def scope_of(root: Path, path: Path) -> tuple[Path, ...]:
+    """What a command given ``path`` scans inside the project ``root``: nothing explicit when
+    ``path`` is the root itself, else ``path`` (a file or a subfolder)."""
+    full = path.resolve()
+    return () if full == root.resolve() else (full,)
+
+
 __all__ = ["FileSet", "LAUNCH_MARKERS", "SITE_MARKER", "discover", "is_excluded", "is_site_candidate", "may_launch",
-           "mentions_any", "module_name"]
+           "mentions_any", "module_name", "scope_of"]

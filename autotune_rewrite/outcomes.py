@@ -56,7 +56,7 @@ class Reason(str, enum.Enum):
     CONFIGS_EMPTY = "configs_empty"
     KERNEL_NOT_ISOLATED = "kernel_not_isolated"  # detail: the loader's message
     NO_SPEC = "no_spec"  # no launch spec at all
-    MISSING_SPEC_VALUES = "missing_spec_values"  # missing: the parameters
+    MISSING_SPEC_VALUES = "missing_spec_values"  # missing: the parameters, stanza: the tables, detail: the file they go in
     COMPILE_CRASHED = "compile_crashed"  # detail: the compiler's message
     INTERNAL_ERROR = "internal_error"  # detail: the exception, traceback_file: where it went
 

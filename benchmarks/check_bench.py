@@ -91,8 +91,7 @@ def _jobs(root: Path, kernel: str, archs=("sm_120",)):
     settings = load_settings(root)
     site = find_site(scan(root, jobs=1, settings=settings), kernel)
     bundle = load_bundle(root, site.kernel_path, site.kernel)
-    entries = launch_spec.spec_entries(settings.raw)
-    specs = launch_spec.resolve_specs(site, entries, kernel_source=bundle.source).specs
+    specs = launch_spec.resolve_specs(site, settings.kernels, kernel_source=bundle.source).specs
     return [job for spec in specs for job in feasibility.build_jobs(site, spec, site.configs, archs, bundle)]
 
 

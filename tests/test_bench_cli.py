@@ -14,7 +14,7 @@ from autotune_rewrite.gpu.bench import inputs
 from autotune_rewrite.gpu.bench.plan import parse_config, plan
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.settings import load_settings
+from autotune_rewrite.settings import from_table, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "sm120_mla_decode"
@@ -49,23 +49,23 @@ def test_bad_batch_list_is_exit_2(tmp_path):
 def test_the_examples_bench_entry():
     s = load_settings(EXAMPLE)
     site = type("S", (), {"ident": f"mla_decode/kernels.py::{SPLIT}", "kernel": SPLIT})()
-    e = inputs.find_entry(s.raw, site, s.source)
+    e = inputs.find_entry(s, site)
     assert (e.entry, e.call, e.bytes, dict(e.options)) == (
         "bench_inputs:make_inputs", "mla_decode.decode:sparse_mla_decode", "bench_inputs:bytes_moved", {})
 
 
 @pytest.mark.parametrize("raw, match", [
-    ({}, "no bench entry for m.py::k; add \\[tool.autotune-rewrite.bench\\]"),
-    ({"bench": []}, "must be a table keyed by kernel"),
-    ({"bench": {"k": {"entry": "x:y"}}}, "needs call = "),
-    ({"bench": {"m.py::k": {"entry": "x:y", "call": "nocolon"}}}, "needs call = "),
-    ({"bench": {"k": {"entry": "x:y", "call": "a:b", "bytes": 3}}}, "bytes must be"),
-    ({"bench": {"k": {"entry": "x:y", "call": "a:b", "extra": 1}}}, "unknown key\\(s\\) extra"),
+    ({}, "bench has no entry for m.py::k; add \\[tool.autotune-rewrite.bench\\]"),
+    ({"bench": []}, "bench must be a table keyed by kernel"),
+    ({"bench": {"k": {"entry": "x:y"}}}, 'bench.k.call is required'),
+    ({"bench": {"m.py::k": {"entry": "x:y", "call": "nocolon"}}}, 'bench."m.py::k".call must be "module:function"'),
+    ({"bench": {"k": {"entry": "x:y", "call": "a:b", "bytes": 3}}}, "bench.k.bytes must be"),
+    ({"bench": {"k": {"entry": "x:y", "call": "a:b", "byte": "a:b"}}}, "bench.k.byte is not a known key; did you mean 'bytes'"),
 ])
 def test_bad_bench_entries_name_the_fix(raw, match):
     site = type("S", (), {"ident": "m.py::k", "kernel": "k"})()
-    with pytest.raises(UserError, match=match):
-        inputs.find_entry(raw, site, "pyproject.toml")
+    with pytest.raises(UserError, match="^pyproject.toml: \\[tool.autotune-rewrite\\] " + match):
+        inputs.find_entry(from_table(raw), site)
 
 
 def test_entry_return_values_become_call_arguments():

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from autotune_rewrite.check import launch_spec
-from autotune_rewrite.gpu.capture import hooks, records, run as capture_run, stanza
+from autotune_rewrite.gpu.capture import capture as capture_run, hooks, records, stanza
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.settings import load_settings
 from capture_helpers import FIXTURES, launch, load_fixture
@@ -82,7 +82,7 @@ def test_captured_spec_reproduces_the_runtime_specialization(root):
     raw = records.read_records(root / "records.jsonl")
     result = records.fold(raw, root)
     stanza.merge_file(root / "autotune-rewrite.toml", capture_run.tables_for(result.kernels))
-    entries = launch_spec.spec_entries(load_settings(root).raw)
+    entries = load_settings(root).kernels
     (site,) = scan(root, jobs=1).sites
     resolution = launch_spec.resolve_specs(site, entries)
     assert resolution.ok and len(resolution.specs) == 2

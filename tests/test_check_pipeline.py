@@ -15,6 +15,7 @@ from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.outcomes import Reason, Status
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.locate.scan import find_site, scan
+from autotune_rewrite.settings import from_table
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 
@@ -39,7 +40,7 @@ def site(repo):
 def _spec(site, **types):
     base = {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32"}
     base.update(types)
-    entries = launch_spec.spec_entries({"kernels": [{"kernel": site.ident, "spec": "t", "types": base}]})
+    entries = from_table({"kernels": [{"kernel": site.ident, "spec": "t", "types": base}]}).kernels
     return launch_spec.resolve_specs(site, entries).specs[0]
 
 

@@ -140,7 +140,7 @@ def test_settings_file_and_bad_settings(tmp_path):
     assert load_settings(tmp_path).arch == ("sm_120",)
     (tmp_path / "pyproject.toml").write_text('[tool.autotune-rewrite]\narch = ["sm_89"]\n[[tool.autotune-rewrite.kernels]]\nkernel = "a.py::k"\n')
     s = load_settings(tmp_path)
-    assert s.arch == ("sm_89",) and s.raw["kernels"][0]["kernel"] == "a.py::k" and s.source.endswith("pyproject.toml")
+    assert s.arch == ("sm_89",) and s.kernels[0].kernel == "a.py::k" and s.source.endswith("pyproject.toml")
     (tmp_path / "autotune-rewrite.toml").write_text('arch = ["sm_86"]\nexclude = "vendor/*"\n')
     s = load_settings(tmp_path)
     assert s.arch == ("sm_86",) and s.exclude == ("vendor/*",)

@@ -18,6 +18,7 @@ from autotune_rewrite.check.pointer_params import pointer_params
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, Span
+from autotune_rewrite.settings import from_table
 
 SPAN = Span(1, 0, 1, 1)
 
@@ -37,11 +38,15 @@ def make_site(params, configs=(), dns=(), path="pkg/k.py", kernel="kern") -> Aut
 
 
 # --------------------------------------------------------------------------- settings tables
+def _entries(table, file="pyproject.toml"):
+    return from_table(table, file).kernels
+
+
 def test_settings_entries_are_checked_and_normalized():
     raw = {"kernels": [{"kernel": "pkg/k.py::kern", "spec": "a",
                         "types": {"q": "*bfloat16", "n": "int32", "s": "tl.float32"},
                         "constexprs": {"D": 64}, "values": {"n": 48}}]}
-    (entry,) = launch_spec.spec_entries(raw)
+    (entry,) = _entries(raw)
     assert entry.types == (("q", "*bf16"), ("n", "i32"), ("s", "fp32"))
     assert entry.constexprs == (("D", 64),) and entry.values == (("n", 48),)
 
@@ -49,20 +54,20 @@ def test_settings_entries_are_checked_and_normalized():
 @pytest.mark.parametrize("table, needle", [
     ({"kernel": "no-separator"}, "path/to/file.py::kernel_name"),
     ({"kernel": "a.py::k", "types": {"q": "*bf17"}}, "not a Triton type"),
-    ({"kernel": "a.py::k", "typo": 1}, "unknown key(s) typo"),
+    ({"kernel": "a.py::k", "type": {"q": "*bf16"}}, "kernels[0].type is not a known key; did you mean 'types'?"),
     ({"kernel": "a.py::k", "values": {"n": "16"}}, "values.n must be an integer"),
-    ({"kernel": "a.py::k", "types": "i32"}, "types must be an inline table"),
+    ({"kernel": "a.py::k", "types": "i32"}, "kernels[0].types must be a table"),
 ])
 def test_malformed_settings_are_user_errors(table, needle):
     with pytest.raises(UserError) as err:
-        launch_spec.spec_entries({"kernels": [table]}, "pyproject.toml")
-    assert needle in str(err.value) and str(err.value).startswith("pyproject.toml")
+        _entries({"kernels": [table]}, "pyproject.toml")
+    assert needle in str(err.value) and str(err.value).startswith("pyproject.toml: [tool.autotune-rewrite] kernels[0]")
 
 
 def test_duplicate_spec_names_are_rejected():
     table = {"kernel": "a.py::k", "spec": "s"}
     with pytest.raises(UserError, match="two specs named 's'"):
-        launch_spec.spec_entries({"kernels": [table, dict(table)]})
+        _entries({"kernels": [table, dict(table)]})
 
 
 # --------------------------------------------------------------------------- resolution
@@ -106,7 +111,7 @@ def test_types_and_values_from_annotations_and_defaults(tmp_path):
 
 def test_settings_override_source_and_select_by_path_and_kernel():
     site = make_site([("q", None, None), ("n", "tl.int64", None), ("H", "tl.constexpr", "16")])
-    entries = launch_spec.spec_entries({"kernels": [
+    entries = _entries({"kernels": [
         {"kernel": "pkg/k.py::kern", "spec": "H=16", "types": {"q": "*bf16"}},
         {"kernel": "pkg/k.py::kern", "spec": "H=32", "types": {"q": "*bf16"}, "constexprs": {"H": 32}},
         {"kernel": "pkg/other.py::kern", "spec": "x", "types": {"q": "*fp32"}},
@@ -119,7 +124,7 @@ def test_settings_override_source_and_select_by_path_and_kernel():
 
 def test_unknown_parameter_in_settings_is_named():
     site = make_site([("q", None, None)])
-    entries = launch_spec.spec_entries({"kernels": [{"kernel": "pkg/k.py::kern", "types": {"qq": "*bf16"}}]})
+    entries = _entries({"kernels": [{"kernel": "pkg/k.py::kern", "types": {"qq": "*bf16"}}]})
     with pytest.raises(UserError, match="no parameter named qq"):
         launch_spec.resolve_specs(site, entries)
 
@@ -145,7 +150,7 @@ def test_missing_values_give_one_line_then_a_stanza_that_parses():
     assert parsed["constexprs"] == {"SCALE": 16}
     assert "# GUESSED, edit before use: Q, Out, n, stride, SCALE" in rest
     # Pasted back, the stanza resolves.
-    again = launch_spec.resolve_specs(site, launch_spec.spec_entries(tomllib.loads(rest)["tool"]["autotune-rewrite"]))
+    again = launch_spec.resolve_specs(site, _entries(tomllib.loads(rest)["tool"]["autotune-rewrite"]))
     assert again.ok
 
 

@@ -42,7 +42,8 @@ from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.check.occupancy import occupancy_of
 from autotune_rewrite.check.resources import ptxas_version, triton_version
 from autotune_rewrite.locate.scan_cache import cached_scan
-from autotune_rewrite.settings import load_settings
+from autotune_rewrite.files import scope_of
+from autotune_rewrite.settings import Settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
 Progress = Callable[[int, int], None]
@@ -289,18 +290,17 @@ def check_site(
     return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
-def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = None) -> tuple[LaunchSpec, ...]:
-    """The launch specs of ``site`` from the settings at ``root`` and the source (for callers
-    such as the rewriter that evaluate configs of one site). Raises ``UserError`` with the
+def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = None,
+              settings: Settings | None = None) -> tuple[LaunchSpec, ...]:
+    """The launch specs of ``site`` from the settings of ``root``'s project and the source (for
+    callers such as the rewriter that evaluate configs of one site). Raises ``UserError`` with the
     ready-to-paste stanza when types or values are missing, ``KernelLoadError`` when the kernel
     cannot be isolated."""
-    settings = load_settings(Path(root))
-    settings_file = _display(settings.source)
-    entries = launch_spec.spec_entries(settings.raw, settings_file)
+    settings = settings or Settings.find(root)
     bundle = _bundle(Path(root), site)
-    resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundle.source, settings_file)
+    resolution = launch_spec.resolve_specs(site, settings.kernels, assume_dtype, bundle.source, settings.where().file)
     if not resolution.ok:
-        raise launch_spec.missing_error([resolution])
+        raise launch_spec.missing_error([resolution], settings.source)
     return resolution.specs
 
 
@@ -365,25 +365,29 @@ def check(
     use_cache: bool = True,
     progress: Progress | None = None,
     fit_model: bool = True,
+    settings: Settings | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
     Raises ``UserError`` (exit 2, nothing written) for an unknown target, a kernel not found, a
-    malformed settings table or a bad flag. A kernel that cannot be judged (missing spec values,
-    unresolved configs, a compile crash, a bug of ours) is a report with its status instead."""
+    malformed settings table, a launch spec naming no kernel, or a bad flag. A kernel that cannot
+    be judged (missing spec values, unresolved configs, a compile crash, a bug of ours) is a report
+    with its status instead. ``settings``: already loaded by the caller."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
-    # A single file is checked from its project root so its path (and the settings' keys) read
-    # as they do when the whole checkout is checked.
-    base = _project_root(path) if path.is_file() else path
-    settings = load_settings(base)
-    settings_file = _display(settings.source)
+    # A file or subfolder is checked from its project root so its paths (and the settings' keys)
+    # read as they do when the whole checkout is checked.
+    settings = settings or Settings.find(path)
+    base = Path(settings.root)
+    settings_file = settings.where().file
     targets = resolve_targets(archs or settings.arch)
-    entries = launch_spec.spec_entries(settings.raw, settings_file)
-    result = cached_scan(base, [path.resolve()] if path.is_file() else None, workers, settings,
+    entries = settings.kernels
+    scope = scope_of(base, path)
+    result = cached_scan(base, list(scope) or None, workers, settings,
                          (cache_dir or default_cache_dir()) if use_cache else None)
+    launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
     run = _Run(workers, cache_dir, use_cache, progress)
@@ -407,7 +411,7 @@ def check(
         except Exception as exc:  # noqa: BLE001
             specs[id(site)] = (_internal(site, None, exc, "resolving the launch specs", run),)
             continue
-        specs[id(site)] = _specs_or_needs(resolution)
+        specs[id(site)] = _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
 
     work = [(s, specs.get(id(s), ())) for s in sites]
     reports = _check_sites(base, work, targets, run, model=fit_model, bundles=bundles)
@@ -424,39 +428,16 @@ def check(
     )
 
 
-def _specs_or_needs(resolution: launch_spec.SpecResolution) -> tuple[LaunchSpec | KernelReport, ...]:
+def _specs_or_needs(resolution: launch_spec.SpecResolution, destination: str) -> tuple[LaunchSpec | KernelReport, ...]:
     """Complete specs stay specs; an incomplete one becomes its kernel's needs_spec report
     (naming exactly the missing parameters, with the site's stanza), so the rest go on."""
     missing = dict(resolution.missing)
     return tuple(
         skipped_report(resolution.site, Reason.MISSING_SPEC_VALUES, spec=spec, missing=tuple(missing[spec.name]),
-                       stanza=resolution.stanza)
+                       stanza=resolution.stanza, detail=destination)
         if spec.name in missing else spec
         for spec in resolution.specs
     )
-
-
-def _project_root(file: Path) -> Path:
-    """The nearest folder above ``file`` holding autotune-rewrite settings, else the nearest
-    holding a pyproject.toml or .git, else the file's own folder."""
-    folders = list(file.resolve().parents)
-    for d in folders:
-        if (d / "autotune-rewrite.toml").is_file() or load_settings(d).source:
-            return d
-    for d in folders:
-        if (d / "pyproject.toml").is_file() or (d / ".git").exists():
-            return d
-    return file.resolve().parent
-
-
-def _display(source: str | None) -> str:
-    """The settings file as the user would name it (relative to the working folder if inside)."""
-    if not source:
-        return "pyproject.toml"
-    try:
-        return str(Path(source).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return source
 
 
 __all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "specs_for",

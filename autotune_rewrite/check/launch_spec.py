@@ -29,114 +29,20 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.check.pointer_params import pointer_params
 from autotune_rewrite.check.spec_toml import Table, render_table
+from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
-from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam
-
-_SETTINGS_KEYS = {"kernel", "spec", "types", "constexprs", "values"}
-
-
-# Triton's canonical spellings; anything else goes through Triton's own alias table.
-_CANONICAL = re.compile(r"(u1|[iu](8|16|32|64)|fp(16|32|64)|bf16|fp8e4nv|fp8e5|fp8e4b15|fp8e4b8|fp8e5b16)")
-
-
-def _canonical_types() -> dict[str, str]:
-    # Triton's own table, so "*bfloat16", "int32" and "float" mean what they mean to Triton.
-    # Imported only for aliases: a warm-cache run with canonical types never imports triton.
-    from triton._utils import type_canonicalisation_dict
-
-    return dict(type_canonicalisation_dict)
-
-
-def normalize_type(text: str) -> str | None:
-    """Triton's spelling of a type (``*bf16``, ``i32``, ``constexpr``), or None if not a type."""
-    ty = text.strip().strip("'\"").strip()
-    for prefix in ("triton.language.", "tl."):
-        ty = ty.replace(prefix, "")
-    if ty == "constexpr":
-        return "constexpr"
-    pointer = ""
-    if ty.startswith("const "):
-        ty, pointer = ty[len("const "):].strip(), "*k"
-    if ty.startswith("*k"):
-        ty, pointer = ty[2:], "*k"
-    elif ty.startswith("*"):
-        ty, pointer = ty[1:], "*"
-    elif ty.endswith("*"):
-        ty, pointer = ty[:-1], "*"
-    if pointer == "*k" and ty.startswith("*"):
-        ty = ty[1:]
-    if _CANONICAL.fullmatch(ty):
-        return pointer + ty
-    canon = _canonical_types()
-    ty = canon.get(ty.replace("_t", ""), canon.get(ty))
-    if ty is None or (pointer and ty == "void"):
-        return None
-    return pointer + ty
+from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, ScanResult
+from autotune_rewrite.settings import Settings, SpecEntry
 
 
 def _is_int_type(ty: str) -> bool:
     return bool(re.fullmatch(r"[iu](8|16|32|64)", ty))
-
-
-@dataclass(frozen=True)
-class SpecEntry:
-    """One ``[[tool.autotune-rewrite.kernels]]`` table, checked."""
-
-    kernel: str  # "path::name"
-    spec: str
-    types: tuple[tuple[str, str], ...]
-    constexprs: tuple[tuple[str, Any], ...]
-    values: tuple[tuple[str, int], ...]
-
-
-def spec_entries(raw: Mapping[str, Any] | None, settings_file: str = "pyproject.toml") -> tuple[SpecEntry, ...]:
-    """Read and check the ``kernels`` array of the settings table (``UserError`` when malformed)."""
-    tables = (raw or {}).get("kernels", [])
-    if not isinstance(tables, list):
-        raise UserError(f"{settings_file}: 'kernels' must be an array of tables ([[tool.autotune-rewrite.kernels]])")
-    out: list[SpecEntry] = []
-    for i, table in enumerate(tables):
-        where = f"{settings_file}: kernels[{i}]"
-        if not isinstance(table, Mapping):
-            raise UserError(f"{where}: expected a table with kernel = \"path::name\"")
-        unknown = sorted(set(table) - _SETTINGS_KEYS)
-        if unknown:
-            raise UserError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_SETTINGS_KEYS))}")
-        kernel = table.get("kernel")
-        if not isinstance(kernel, str) or "::" not in kernel:
-            raise UserError(f"{where}: kernel must be \"path/to/file.py::kernel_name\", got {kernel!r}")
-        where = f"{settings_file}: kernel {kernel}"
-        types = {}
-        for name, text in _table(table, "types", where).items():
-            ty = normalize_type(str(text))
-            if ty is None:
-                raise UserError(f"{where}: type {text!r} of '{name}' is not a Triton type (e.g. \"*bf16\", \"i32\", \"fp32\")")
-            types[name] = ty
-        values = _table(table, "values", where)
-        for name, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise UserError(f"{where}: values.{name} must be an integer, got {value!r}")
-        spec = table.get("spec", "default")
-        out.append(SpecEntry(kernel, str(spec), tuple(types.items()),
-                             tuple(_table(table, "constexprs", where).items()), tuple(values.items())))
-    seen: set[tuple[str, str]] = set()
-    for entry in out:
-        if (entry.kernel, entry.spec) in seen:
-            raise UserError(f"{settings_file}: kernel {entry.kernel} has two specs named '{entry.spec}'; name each spec differently")
-        seen.add((entry.kernel, entry.spec))
-    return tuple(out)
-
-
-def _table(table: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = table.get(key, {})
-    if not isinstance(value, Mapping):
-        raise UserError(f"{where}: {key} must be an inline table, e.g. {key} = {{ name = ... }}")
-    return dict(value)
 
 
 # --------------------------------------------------------------------------- from the source
@@ -208,18 +114,18 @@ def resolve_specs(
     settings_file: str = "pyproject.toml",
 ) -> SpecResolution:
     """Launch specs for ``site``: one per settings table naming it, else one from the source."""
-    mine = [e for e in entries if e.kernel in _idents(site)]
+    mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     if not mine:
-        mine = [SpecEntry(site.ident, "default", (), (), ())]
+        mine = [("", SpecEntry(site.ident, "default", (), (), ()))]
     assumed_ptr = normalize_type("*" + assume_dtype) if assume_dtype else None
     if assume_dtype and assumed_ptr is None:
         raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
     pointers = pointer_params(kernel_source, site.kernel) if assumed_ptr else ()
     meta = set(meta_params(site))
     specs, missing = [], []
-    for entry in mine:
+    for key, entry in mine:
         spec, lacking = _one_spec(site, entry, meta, assumed_ptr, pointers,
-                                  settings_file if entry.types or entry.constexprs or entry.values else "")
+                                  settings_file if entry.types or entry.constexprs or entry.values else "", key)
         specs.append(spec)
         if lacking:
             missing.append((entry.spec, lacking))
@@ -234,14 +140,14 @@ def _idents(site: AutotuneSite) -> set[str]:
     return idents
 
 
-def _one_spec(site, entry: SpecEntry, meta: set[str], assumed_ptr, pointers, settings_file: str):
+def _one_spec(site, entry: SpecEntry, meta: set[str], assumed_ptr, pointers, settings_file: str, key: str = ""):
     given_types = dict(entry.types)
     given_consts = dict(entry.constexprs)
     values = dict(entry.values)
     names = {p.name for p in site.params}
     stray = sorted((set(given_types) | set(given_consts) | set(values)) - names)
     if stray:
-        raise UserError(f"{settings_file or 'settings'}: kernel {entry.kernel} spec '{entry.spec}': "
+        raise UserError(f"{settings_file or 'settings'}: {key + ' ' if key else ''}(kernel {entry.kernel} spec '{entry.spec}'): "
                         f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
     types: dict[str, str] = {}
     consts: dict[str, Any] = {}
@@ -378,13 +284,50 @@ def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapp
     return "\n\n".join(blocks)
 
 
-def missing_error(resolutions: Sequence[SpecResolution]) -> UserError:
+def settings_destination(settings_file: str | None) -> str:
+    """Where a missing spec's stanza goes, in words: the file the settings came from, if any."""
+    if settings_file is None:
+        return "pyproject.toml (or autotune-rewrite.toml without the tool.autotune-rewrite prefix)"
+    if settings_file.endswith("pyproject.toml"):
+        return settings_file
+    return settings_file + " (without the tool.autotune-rewrite prefix)"
+
+
+def missing_error(resolutions: Sequence[SpecResolution], settings_file: str | None = None) -> UserError:
     """One UserError for every site lacking spec values: a one-line summary, then the stanzas."""
     bad = [r for r in resolutions if not r.ok]
     parts = []
     for r in bad:
         names = sorted({n for _, lacking in r.missing for n in lacking})
         parts.append(f"{r.site.ident} ({', '.join(names)})")
-    head = (f"missing launch spec values for {'; '.join(parts)}: add to pyproject.toml "
-            "(or autotune-rewrite.toml without the tool.autotune-rewrite prefix):")
+    head = f"missing launch spec values for {'; '.join(parts)}: add to {settings_destination(settings_file)}:"
     return UserError(head + "\n\n" + "\n\n".join(r.stanza for r in bad))
+
+
+# --------------------------------------------------------------------------- specs of unknown kernels
+def _in_scope(path: str, scope: Sequence[str]) -> bool:
+    return not scope or any(path == s or path.startswith(s + "/") for s in scope)
+
+
+def check_spec_kernels(settings: Settings, scanned: ScanResult, scope: Sequence[Path] = ()) -> None:
+    """``UserError`` (exit 2) for a ``kernels`` entry naming no autotuned kernel the scan found.
+
+    Only entries whose file lies under the scanned ``scope`` (absolute paths; none = the whole
+    root) can be judged; a file the scan could not read or that the settings exclude proves nothing."""
+    from difflib import get_close_matches
+
+    from autotune_rewrite.files import is_excluded
+
+    root = Path(settings.root).resolve()
+    under = [p.resolve().relative_to(root).as_posix() for p in scope]
+    known = sorted({ident for site in scanned.sites for ident in _idents(site)})
+    unreadable = {e.path for e in scanned.errors}
+    for i, entry in enumerate(settings.kernels):
+        path = entry.kernel.split("::", 1)[0]
+        if (entry.kernel in known or not _in_scope(path, under) or path in unreadable
+                or is_excluded(path, settings.exclude)):
+            continue
+        close = get_close_matches(entry.kernel, known, n=3, cutoff=0.5) or known[:3]
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else "; the scan found no autotuned kernel"
+        raise settings.where().at("kernels").at(i).at("kernel").error(
+            f"= {entry.kernel!r} names no autotuned kernel found under {settings.root}{hint}")

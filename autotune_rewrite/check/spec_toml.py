@@ -1,17 +1,17 @@
-"""The TOML form of a launch-spec table (``[[kernels]]``), written without a TOML library.
+"""The TOML form of a launch-spec table (``[[kernels]]``), built with tomlkit: the one home of TOML writing.
 
-The shape is restricted (strings, ints, floats, bools, in inline tables), so a small emitter
-suffices; ``tomllib`` reads back exactly ``table_dict(table)``. Used for the stanza ``check``
-prints when values are missing and for the tables ``capture`` merges into settings files.
+Used for the stanza ``check`` prints when values are missing and for the tables ``capture``
+merges into settings files (``gpu/capture/stanza.py``). tomlkit quotes keys and escapes strings
+as TOML requires; ``tomllib`` reads back exactly ``table_dict(table)``.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import tomlkit
+from tomlkit.items import Table as TomlTable
 
 
 @dataclass(frozen=True)
@@ -26,49 +26,38 @@ class Table:
     comments: tuple[str, ...] = ()
 
 
-def toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        out = []
-        for ch in value:
-            if ch in '"\\':
-                out.append("\\" + ch)
-            elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-                out.append(f"\\u{ord(ch):04x}")
-            else:
-                out.append(ch)
-        return '"' + "".join(out) + '"'
-    raise TypeError(f"cannot write {type(value).__name__} {value!r} as TOML")
+def _inline(pairs: tuple[tuple[str, Any], ...]):
+    table = tomlkit.inline_table()
+    table.update(dict(pairs))
+    return table
 
 
-def _key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else toml_value(name)
-
-
-def inline_table(pairs: Sequence[tuple[str, Any]]) -> str:
-    if not pairs:
-        return "{}"
-    return "{ " + ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in pairs) + " }"
+def toml_table(table: Table) -> TomlTable:
+    """The tomlkit table (comments first, inside the table, so they travel with it on a merge)."""
+    out = tomlkit.table()
+    for comment in table.comments:
+        out.add(tomlkit.comment(comment))
+    out.add("kernel", table.kernel)
+    out.add("spec", table.spec)
+    out.add("types", _inline(table.types))
+    if table.constexprs:
+        out.add("constexprs", _inline(table.constexprs))
+    if table.values:
+        out.add("values", _inline(table.values))
+    return out
 
 
 def render_table(table: Table, prefix: str = "") -> str:
-    lines = [f"# {c}" for c in table.comments]
-    lines += [f"[[{prefix}kernels]]", f"kernel = {toml_value(table.kernel)}", f"spec = {toml_value(table.spec)}",
-              f"types = {inline_table(table.types)}"]
-    if table.constexprs:
-        lines.append(f"constexprs = {inline_table(table.constexprs)}")
-    if table.values:
-        lines.append(f"values = {inline_table(table.values)}")
-    return "\n".join(lines) + "\n"
+    """``[[{prefix}kernels]]`` and its body, ready to paste (``prefix`` ``tool.autotune-rewrite.`` in a pyproject)."""
+    doc = tomlkit.document()
+    node: Any = doc
+    for part in [p for p in prefix.split(".") if p]:
+        node.append(part, tomlkit.table(is_super_table=True))
+        node = node[part]
+    aot = tomlkit.aot()
+    aot.append(toml_table(table))
+    node.append("kernels", aot)
+    return tomlkit.dumps(doc)
 
 
 def table_dict(table: Table) -> dict[str, Any]:
@@ -79,3 +68,6 @@ def table_dict(table: Table) -> dict[str, Any]:
     if table.values:
         out["values"] = dict(table.values)
     return out
+
+
+__all__ = ["Table", "render_table", "table_dict", "toml_table"]

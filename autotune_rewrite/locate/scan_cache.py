@@ -24,13 +24,13 @@ from autotune_rewrite.settings import Settings
 SCHEMA = 2  # 2: disk_cache's key (tool versions) and layout
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
-_LOCATOR_FILES = ("files.py", "model.py", "settings.py", "triton_names.py", "module_resolver.py")
+_LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py")
 
 
 def _locator_digest() -> str:
     h = hashlib.sha256()
     files = [*(_PACKAGE / n for n in _LOCATOR_FILES), *(_PACKAGE / "locate").glob("*.py"),
-             *(_PACKAGE / "evaluate").glob("*.py")]
+             *(_PACKAGE / "evaluate").glob("*.py"), *(_PACKAGE / "settings").glob("*.py")]
     for path in sorted(files):
         h.update(path.relative_to(_PACKAGE).as_posix().encode())
         h.update(path.read_bytes())

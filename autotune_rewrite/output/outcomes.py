@@ -101,8 +101,7 @@ def _problem(p: Problem) -> str:
     if p.reason is Reason.NO_SPEC:
         return "no launch spec: give its parameter types in the settings"
     if p.reason is Reason.MISSING_SPEC_VALUES:
-        return (f"missing launch spec values for {', '.join(p.missing)}: add them to pyproject.toml (or "
-                "autotune-rewrite.toml without the tool.autotune-rewrite prefix)")
+        return f"missing launch spec values for {', '.join(p.missing)}: add them to {p.detail or 'the settings'}"
     if p.reason is Reason.COMPILE_CRASHED:
         return f"the compiler crashed: {p.detail}"
     where = f"; traceback in {p.traceback_file}" if p.traceback_file else "; the traceback could not be written"

@@ -142,14 +142,13 @@ def run_rewrites(
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    from autotune_rewrite.settings import load_settings
+    from autotune_rewrite.settings import Settings
 
     path = Path(path)
-    raw = dict(getattr(load_settings(path), "raw", {}) or {}) if path.exists() else {}
-    configured = (raw.get("variants") or {}).get("buckets") if isinstance(raw.get("variants"), dict) else None
-    edges = bucket.parse_buckets(buckets if buckets is not None else (configured or bucket.DEFAULT_BUCKETS))
+    settings = Settings.find(path)
+    edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
-                               cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+                               cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings)
     root = Path(result.root)
     targets = result.targets
     by_site: dict[str, list[KernelReport]] = {}
@@ -185,7 +184,7 @@ def run_rewrites(
 
     changes, notes = _combined(kernels, read, batch_expr, edges)
     if recheck and changes:
-        kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache)
+        kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
             if bug is not None:
                 bugs[ident] = KernelReport(sites[ident], None, problem=internal_error(ident, bug, "re-checking the rewrite", cache_dir))
@@ -229,13 +228,12 @@ def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".autotune-rewrite-cache")
 
 
-def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache):
+def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings):
     """Write the rewritten files into a private copy of ``root``, scan it again and compile
     every rewritten kernel with its new configs: each must parse, carry exactly the decided
     configs, and launch. -> (kernels that passed, [(ident, why, exception of ours or None)])."""
     from autotune_rewrite import tempdirs
     from autotune_rewrite.locate.scan import scan
-    from autotune_rewrite.settings import load_settings
 
     with tempdirs.temp_dir("recheck") as tmp:
         copy = tmp / "root"
@@ -243,7 +241,7 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
         for c in changes:
             with open(copy / c.path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(c.after)
-        rescanned = scan(copy, jobs=1, settings=load_settings(copy))
+        rescanned = scan(copy, jobs=1, settings=settings)  # the copy's settings are the root's
         out, lost = [], []
         for kr in kernels:
             if not kr.changes:

@@ -63,25 +63,24 @@ def run_bench(path: Path | str, kernel: str, variants: Sequence[str] | None = No
     import triton
 
     from autotune_rewrite.rewrite.bucket import DEFAULT_BUCKETS, parse_buckets
-    from autotune_rewrite.settings import load_settings
+    from autotune_rewrite.settings import Settings
 
     timing.require_gpu()  # first: no compiles, no imports of user code without a GPU
     path = Path(path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     variants = tuple(variants or VARIANTS)
-    settings = load_settings(path)
-    raw = dict(settings.raw or {})
+    settings = Settings.find(path)
     extra = [parse_config(t) for t in also]
-    p: BenchPlan = make_plan(path, kernel, variants, archs=archs, workers=workers, progress=progress, also=extra)
-    root = Path(settings.source).parent if settings.source else Path(p.root)
-    entry = bench_inputs.find_entry(raw, p.site, settings.source)
+    p: BenchPlan = make_plan(path, kernel, variants, archs=archs, workers=workers, progress=progress, also=extra,
+                             settings=settings)
+    root = Path(settings.root)
+    entry = bench_inputs.find_entry(settings, p.site)
     build = bench_inputs.load_callable(root, entry.entry)
     caller = bench_inputs.load_callable(root, entry.call)
     count_bytes = bench_inputs.load_callable(root, entry.bytes) if entry.bytes else None
     autotuner = bench_inputs.load_autotuner(Path(p.root), p.site)
-    configured = (raw.get("variants") or {}).get("buckets") if isinstance(raw.get("variants"), dict) else None
-    edges = parse_buckets(configured or DEFAULT_BUCKETS)
+    edges = parse_buckets(settings.variants.buckets or DEFAULT_BUCKETS)
 
     say = log or (lambda text: None)
     device, capability = timing.device_info()
@@ -90,7 +89,7 @@ def run_bench(path: Path | str, kernel: str, variants: Sequence[str] | None = No
 
     measurements: list[Measurement] = []
     for batch in batches:
-        made = build(batch, **entry.options)
+        made = build(batch, **dict(entry.options))
         args, kwargs = bench_inputs.call_arguments(made)
         nbytes = int(count_bytes(made)) if count_bytes else None
         for cv in p.configs:

@@ -1,6 +1,7 @@
 """The user's bench entry point: which function builds inputs for a batch size, which caller runs them.
 
-Declared in the target repo's settings, one entry per kernel (key: ``path::name`` or the name):
+Declared in the target repo's settings (read and checked by ``settings.schema.BenchEntry``), one
+entry per kernel (key: ``path::name`` or the name):
 
 ```toml
 [tool.autotune-rewrite.bench]
@@ -16,63 +17,29 @@ Declared in the target repo's settings, one entry per kernel (key: ``path::name`
   must move to and from device memory, for achieved bandwidth. Without it bandwidth is omitted.
 * ``options`` (optional): a table of keyword arguments passed to ``entry`` after ``B``.
 
-Modules are imported with the settings' folder first on ``sys.path``.
+Modules are imported with the project root first on ``sys.path``.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
+from autotune_rewrite.settings import BenchEntry, Settings
 
 EXAMPLE = '[tool.autotune-rewrite.bench] "{ident}" = {{ entry = "module:make_inputs", call = "module:caller" }}'
 
 
-@dataclass(frozen=True)
-class BenchEntry:
-    kernel: str  # the settings key it was found under
-    entry: str
-    call: str
-    bytes: str | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def find_entry(raw: Mapping[str, Any], site: AutotuneSite, source: str | None) -> BenchEntry:
-    """The bench stanza for ``site`` from the settings table; UserError naming the fix when absent."""
-    where = source or "pyproject.toml"
-    table = raw.get("bench")
-    if table is None:
-        raise UserError(f"{where}: no bench entry for {site.ident}; add {EXAMPLE.format(ident=site.ident)}")
-    if not isinstance(table, Mapping):
-        raise UserError(f"{where}: [tool.autotune-rewrite.bench] must be a table keyed by kernel (path::name)")
-    for key in (site.ident, site.kernel):
-        if key in table:
-            return _parse(key, table[key], where)
-    raise UserError(f"{where}: no bench entry for {site.ident}; add {EXAMPLE.format(ident=site.ident)}")
-
-
-def _parse(key: str, value: Any, where: str) -> BenchEntry:
-    if not isinstance(value, Mapping):
-        raise UserError(f"{where}: bench entry {key!r} must be a table {{ entry = \"module:fn\", call = \"module:fn\" }}")
-    for name in ("entry", "call"):
-        if not isinstance(value.get(name), str) or ":" not in value[name]:
-            raise UserError(f"{where}: bench entry {key!r} needs {name} = \"module:function\"")
-    nbytes = value.get("bytes")
-    if nbytes is not None and (not isinstance(nbytes, str) or ":" not in nbytes):
-        raise UserError(f"{where}: bench entry {key!r}: bytes must be \"module:function\"")
-    options = value.get("options", {})
-    if not isinstance(options, Mapping):
-        raise UserError(f"{where}: bench entry {key!r}: options must be a table of keyword arguments")
-    unknown = set(value) - {"entry", "call", "bytes", "options"}
-    if unknown:
-        raise UserError(f"{where}: bench entry {key!r}: unknown key(s) {', '.join(sorted(unknown))} "
-                        "(known: entry, call, bytes, options)")
-    return BenchEntry(key, value["entry"], value["call"], nbytes, dict(options))
+def find_entry(settings: Settings, site: AutotuneSite) -> BenchEntry:
+    """The bench entry for ``site`` (read and checked with the settings); UserError naming the fix when absent."""
+    entry = settings.bench_entry(site.ident, site.kernel)
+    if entry is None:
+        raise settings.where().at("bench").error(f"has no entry for {site.ident}; add {EXAMPLE.format(ident=site.ident)}")
+    return entry
 
 
 def _on_path(root: Path) -> None:

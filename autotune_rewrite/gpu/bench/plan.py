@@ -51,14 +51,14 @@ def parse_config(text: str) -> ConfigValue:
 
 
 def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] | None = None,
-         workers: int | None = None, progress=None, also: Sequence[ConfigValue] = ()) -> BenchPlan:
+         workers: int | None = None, progress=None, also: Sequence[ConfigValue] = (), settings=None) -> BenchPlan:
     from autotune_rewrite.check import check as feasibility
     from autotune_rewrite.rewrite.diff import _decide
 
     for v in variants:
         if v not in VARIANTS:
             raise UserError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
-    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, progress=progress)
+    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, progress=progress, settings=settings)
     sites = {r.site.ident: r.site for r in result.reports}
     if not sites:
         raise UserError(f"{path}: no autotuned kernel matches --kernel {kernel}")

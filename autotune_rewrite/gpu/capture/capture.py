@@ -24,7 +24,7 @@ from autotune_rewrite.gpu.capture import hooks, stanza
 from autotune_rewrite.gpu.capture.records import CaptureResult, KernelCapture, fold, read_records
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import to_jsonable
-from autotune_rewrite.settings import TOOL_FILE
+from autotune_rewrite.settings import TOOL_FILE, find_project_root, settings_file_in
 
 _SITECUSTOMIZE = '''\
 # Written by autotune-rewrite capture: install the Triton hooks, then the sitecustomize this
@@ -55,28 +55,10 @@ class CaptureRun:
     records: int
 
 
-def repo_root(start: Path) -> Path:
-    """The git checkout holding ``start``, else ``start``."""
-    from autotune_rewrite import gitrepo
-
-    return gitrepo.top_level(start) or start
-
-
 def default_settings_file(root: Path) -> Path:
-    """autotune-rewrite.toml when it exists; else pyproject.toml when it has our table (an
-    autotune-rewrite.toml would shadow that table); else a new autotune-rewrite.toml."""
-    tool = root / TOOL_FILE
-    if tool.is_file():
-        return tool
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file() and "autotune-rewrite" in pyproject.read_text(encoding="utf-8", errors="replace"):
-        try:
-            doc = stanza.tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (stanza.tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return tool
-        if "autotune-rewrite" in doc.get("tool", {}):
-            return pyproject
-    return tool
+    """The root's settings file (autotune-rewrite.toml, else a pyproject.toml holding our table:
+    an autotune-rewrite.toml would shadow that table); else a new autotune-rewrite.toml."""
+    return settings_file_in(root) or root / TOOL_FILE
 
 
 def run_program(command: Sequence[str], records: Path) -> int:
@@ -119,7 +101,7 @@ def capture(command: Sequence[str], root: Path | None = None, out: Path | None =
     """Run ``command`` under the hooks; merge the specs into ``out`` (default: the root's settings file)."""
     if not command:
         raise UserError("capture: give the program after --, e.g. autotune-rewrite capture -- python prog.py")
-    root = (root or repo_root(Path.cwd())).resolve()
+    root = root.resolve() if root is not None else find_project_root([Path.cwd()])
     if not root.is_dir():
         raise UserError(f"--root {root}: not a folder")
     target = out if out is not None else default_settings_file(root)

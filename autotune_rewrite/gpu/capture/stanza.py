@@ -1,15 +1,14 @@
-"""Write captured specs as ``[[kernels]]`` tables, merged into a settings file by text.
+"""Merge captured specs as ``[[kernels]]`` tables into a settings file, with tomlkit.
 
-The restricted shape we emit (strings, ints, floats, bools in inline tables) does not need a TOML
-library; merging works on the file's text so every other byte (comments, order, the user's own
-tables) stays as it was. Tables whose (kernel, spec) a capture produced are replaced in place
-(the first one keeps its position); new ones are appended. The result is parsed back with
-``tomllib`` and checked against what it must contain before anything is written.
+tomlkit keeps every byte it does not touch (comments, order, the user's formatting of every
+other table). Tables whose (kernel, spec) a capture produced are replaced in place, keeping the
+trailing comments and blank lines that belong to what follows; new ones are appended to the
+array. The result is parsed back with ``tomllib`` and checked against what it must contain
+before anything is written.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,15 +19,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.spec_toml import Table, render_table, table_dict
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT, Comment, Whitespace
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+from autotune_rewrite.check.spec_toml import Table, table_dict, toml_table
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.settings import TOOL_FILE
 
 
 def prefix_for(path: Path) -> str:
-    """``tool.autotune-rewrite.`` in a pyproject.toml, nothing in autotune-rewrite.toml."""
-    return "tool.autotune-rewrite." if path.name == "pyproject.toml" else ""
+    """Nothing in autotune-rewrite.toml (the table is the file), ``tool.autotune-rewrite.`` elsewhere."""
+    return "" if path.name == TOOL_FILE else "tool.autotune-rewrite."
 
 
 def _kernels(doc: Mapping[str, Any], prefix: str) -> list:
@@ -39,66 +41,66 @@ def _kernels(doc: Mapping[str, Any], prefix: str) -> list:
     return value if isinstance(value, list) else []
 
 
-def _blocks(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(start, end, header name) of every table block; a block's leading comments stay with it."""
-    headers = []
-    for i, line in enumerate(lines):
-        m = _HEADER.match(line)
-        if m and not line.lstrip().startswith("#"):
-            headers.append((i, m.group(1).replace(" ", "")))
-    blocks = []
-    for n, (start, name) in enumerate(headers):
-        end = headers[n + 1][0] if n + 1 < len(headers) else len(lines)
-        # comments/blank lines just above the next header belong to that header
-        while end > start + 1 and n + 1 < len(headers) and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
-            end -= 1
-        blocks.append((start, end, name))
-    return blocks
+def _ident(entry: Any) -> tuple[Any, Any] | None:
+    return (entry.get("kernel"), entry.get("spec", "default")) if isinstance(entry, Mapping) else None
+
+
+def _array(doc: tomlkit.TOMLDocument, prefix: str, where: str) -> AoT:
+    """The document's ``kernels`` array of tables, created (with the tables above it) when missing."""
+    node: Any = doc
+    for part in ("tool", "autotune-rewrite") if prefix else ():
+        if part not in node:
+            node.append(part, tomlkit.table(is_super_table=True))
+        node = node[part]
+        if not isinstance(node, Mapping):
+            raise UserError(f"{where}: {part} is not a table; fix it or pass --out another file")
+    if "kernels" not in node:
+        node.append("kernels", tomlkit.aot())
+    aot = node["kernels"]
+    if not isinstance(aot, AoT):
+        raise UserError(f"{where}: kernels is not an array of tables ([[{prefix}kernels]]); fix it or pass --out another file")
+    return aot
+
+
+def _trailing_trivia(table) -> list:
+    """The comments and blank lines at the end of a table's body: they belong to what follows it."""
+    body = table.value.body
+    n = len(body)
+    while n and body[n - 1][0] is None and isinstance(body[n - 1][1], (Whitespace, Comment)):
+        n -= 1
+    return body[n:]
 
 
 def merge_text(text: str, tables: Sequence[Table], prefix: str = "", where: str = "settings") -> str:
     """``text`` with ``tables`` merged in (same (kernel, spec) replaced, others kept)."""
     try:
         before = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = tomlkit.parse(text)
+    except (tomllib.TOMLDecodeError, TOMLKitError) as exc:
         raise UserError(f"{where}: invalid TOML ({exc}); fix it or pass --out another file") from None
-    wanted = {(t.kernel, t.spec): t for t in tables}
-    lines = text.splitlines(keepends=True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    header = f"{prefix}kernels"
-    placed: set[tuple[str, str]] = set()
-    out: list[str] = []
-    cursor = 0
-    for start, end, name in _blocks(lines):
-        if name != header or not lines[start].lstrip().startswith("[["):
+    created = "kernels" not in text  # cheap: a file that never says kernels has no such array
+    aot = _array(doc, prefix, where)
+    for table in tables:
+        new = toml_table(table)
+        at = next((i for i, old in enumerate(aot) if _ident(old) == (table.kernel, table.spec)), None)
+        if at is not None:
+            for item in _trailing_trivia(aot[at]):
+                new.value.append(*item)
+            aot[at] = new
             continue
-        try:
-            body = tomllib.loads("".join(lines[start:end]).replace(f"[[{prefix}kernels]]", "[[kernels]]", 1))
-            entry = body["kernels"][0]
-            ident = (entry.get("kernel"), entry.get("spec", "default"))
-        except (tomllib.TOMLDecodeError, KeyError, IndexError, AttributeError):
-            continue
-        if ident not in wanted:
-            continue
-        # drop the comment lines we wrote above it last time, then the table itself
-        top = start
-        while top > cursor and lines[top - 1].startswith("# captured "):
-            top -= 1
-        out += lines[cursor:top]
-        if ident not in placed:
-            out.append(render_table(wanted[ident], prefix))
-            placed.add(ident)
-            if end < len(lines) and lines[end].strip():
-                out.append("\n")
-        cursor = end
-    out += lines[cursor:]
-    rest = [t for t in tables if (t.kernel, t.spec) not in placed]
-    for t in rest:
-        if out and out[-1].strip():
-            out.append("\n")
-        out.append(render_table(t, prefix))
-    result = "".join(out)
+        if len(aot):  # a blank line between the last table and ours
+            last = aot[len(aot) - 1]
+            if not _trailing_trivia(last):
+                last.add(tomlkit.nl())
+        new.add(tomlkit.nl())  # a blank line before whatever follows the array
+        aot.append(new)
+    result = tomlkit.dumps(doc)
+    header = f"[[{prefix}kernels]]"
+    if created and len(aot) and result.find(header) > 0 and not result[:result.find(header)].endswith("\n\n"):
+        aot[0].trivia.indent = "\n"  # a new array starts after a blank line, as hand-written TOML does
+        result = tomlkit.dumps(doc)
+    if result.endswith("\n\n") and not text.endswith("\n\n"):
+        result = result[:-1]  # ...but no new blank line at the end of the file
     _verify(before, result, tables, prefix, where)
     return result
 
@@ -106,11 +108,11 @@ def merge_text(text: str, tables: Sequence[Table], prefix: str = "", where: str 
 def _verify(before: Mapping[str, Any], result: str, tables: Sequence[Table], prefix: str, where: str) -> None:
     after = tomllib.loads(result)
     wanted = {(t.kernel, t.spec) for t in tables}
-    kept = [e for e in _kernels(before, prefix) if (e.get("kernel"), e.get("spec", "default")) not in wanted]
+    kept = [e for e in _kernels(before, prefix) if _ident(e) not in wanted]
     got = _kernels(after, prefix)
     expected_new = [table_dict(t) for t in tables]
     if sorted(map(repr, got)) != sorted(map(repr, kept + expected_new)):
-        raise UserError(f"{where}: could not merge the captured specs by text (unusual layout); pass --out a new file")
+        raise UserError(f"{where}: could not merge the captured specs (unusual layout); pass --out a new file")
 
 
 def merge_file(path: Path, tables: Sequence[Table]) -> str:
@@ -120,3 +122,6 @@ def merge_file(path: Path, tables: Sequence[Table]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(result, encoding="utf-8")
     return result
+
+
+__all__ = ["merge_file", "merge_text", "prefix_for"]

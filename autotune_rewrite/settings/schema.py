@@ -1,0 +1,181 @@
+"""Every key of ``[tool.autotune-rewrite]``, as typed frozen data (one field per key).
+
+The field's metadata (``reader.key``) says how the key is read, its TOML type and what it means;
+``read_section`` (and the README's settings table, checked by a test) are derived from these
+fields. A new key is one field here plus, when no reader fits, a small reader in ``reader.py``.
+Values are kept as tuples of pairs rather than dicts so ``Settings`` stays hashable and picklable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.settings.reader import (
+    Where,
+    array_of,
+    integer,
+    key,
+    keyed,
+    keys_of,
+    pattern,
+    scalar,
+    scalar_or_list,
+    section,
+    string,
+    strings,
+    table_of,
+)
+
+DEFAULT_ARCH = ("sm_120",)
+TOOL_FILE = "autotune-rewrite.toml"
+
+Scalar = Union[bool, int, float, str]
+AssumeValue = Union[Scalar, tuple[Scalar, ...]]
+
+
+# --------------------------------------------------------------------------- readers of this schema
+def _targets(value: Any, where: Where) -> tuple[str, ...]:
+    from autotune_rewrite.targets import resolve_target  # the tables of architectures, no triton
+
+    names = strings(value, where)
+    if not names:
+        raise where.error("must name at least one target, e.g. arch = [\"sm_120\"]")
+    for i, name in enumerate(names):
+        try:
+            resolve_target(name)
+        except UserError as exc:
+            raise where.at(i).error(f"= {name!r}: {exc}") from None
+    return names
+
+
+def _triton_type(value: Any, where: Where) -> str:
+    ty = normalize_type(value) if isinstance(value, str) else None
+    if ty is None:
+        raise where.error(f"= {value!r} is not a Triton type (e.g. \"*bf16\", \"i32\", \"fp32\")")
+    return ty
+
+
+def _bucket_edges(value: Any, where: Where) -> tuple[int, ...]:
+    edges = value if isinstance(value, list) else None
+    if (not edges or any(isinstance(e, bool) or not isinstance(e, int) or e < 1 for e in edges)
+            or edges != sorted(set(edges))):
+        raise where.error(f"must be increasing positive integers, e.g. buckets = [8, 48], got {value!r}")
+    return tuple(edges)
+
+
+def _spec_entries(value: Any, where: Where) -> tuple["SpecEntry", ...]:
+    entries = array_of(SpecEntry)(value, where)
+    seen: set[tuple[str, str]] = set()
+    for i, entry in enumerate(entries):
+        if (entry.kernel, entry.spec) in seen:
+            raise where.at(i).error(f"kernel {entry.kernel} has two specs named '{entry.spec}'; "
+                                    "name each spec differently")
+        seen.add((entry.kernel, entry.spec))
+    return entries
+
+
+_KERNEL = pattern(r".+::.+", '"path/to/file.py::kernel_name"')
+_MODULE_FUNCTION = pattern(r"[^:]+:[^:]+", '"module:function"')
+
+
+# --------------------------------------------------------------------------- the tables
+@dataclass(frozen=True)
+class SpecEntry:
+    """One ``[[tool.autotune-rewrite.kernels]]`` table: a launch spec, what a compile needs beyond the source."""
+
+    kernel: str = field(metadata=key(_KERNEL, "str", 'the kernel, "path/to/file.py::name" from the project root'))
+    spec: str = field(default="default", metadata=key(string, "str", "the spec's name (several specs per kernel)"))
+    types: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
+        table_of(_triton_type, 'Q = "*bf16", n = "i32"'), "table str -> Triton type",
+        'non-constexpr parameter types, e.g. { Q = "*bf16", n = "i32" }'))
+    constexprs: tuple[tuple[str, Scalar], ...] = field(default=(), metadata=key(
+        table_of(scalar, "BLOCK_H = 16"), "table str -> int / float / bool / str",
+        "constexpr values that are not config meta-parameters"))
+    values: tuple[tuple[str, int], ...] = field(default=(), metadata=key(
+        table_of(integer, "n = 2048"), "table str -> int",
+        "known runtime ints: divisibility-16 / ==1 specialization as the JIT does"))
+
+
+@dataclass(frozen=True)
+class Variants:
+    """``[tool.autotune-rewrite.variants]``: choices of the rewrite variants."""
+
+    buckets: tuple[int, ...] | None = field(default=None, metadata=key(
+        _bucket_edges, "list of int", "v3's batch-size bucket edges (`--buckets` overrides), e.g. [8, 48]"))
+
+
+@dataclass(frozen=True)
+class BenchEntry:
+    """One kernel's entry of ``[tool.autotune-rewrite.bench]`` (see ``gpu/bench/inputs.py``)."""
+
+    entry: str = field(metadata=key(_MODULE_FUNCTION, "str", '"module:function" building one call\'s inputs for B'))
+    call: str = field(metadata=key(_MODULE_FUNCTION, "str", '"module:function", the caller that launches the kernel'))
+    bytes: str | None = field(default=None, metadata=key(
+        _MODULE_FUNCTION, "str", '"module:function" giving the bytes one call moves (for bandwidth)'))
+    options: tuple[tuple[str, Any], ...] = field(default=(), metadata=key(
+        table_of(lambda v, w: v, "heads = 128"), "table", "keyword arguments passed to entry after B"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The target project's ``[tool.autotune-rewrite]``, read once and passed down."""
+
+    arch: tuple[str, ...] = field(default=DEFAULT_ARCH, metadata=key(
+        _targets, "list of str", "default targets: sm_80 ... sm_121 or products (rtx-pro-6000, h200, ...); `--arch` overrides"))
+    exclude: tuple[str, ...] = field(default=(), metadata=key(
+        strings, "list of str", "globs skipped by the scan (`--exclude` replaces, `--extend-exclude` adds)"))
+    kernels: tuple[SpecEntry, ...] = field(default=(), metadata=key(
+        _spec_entries, "array of tables", "launch specs, one table per (kernel, spec); fields below",
+        inner=("[]", SpecEntry)))
+    variants: Variants = field(default=Variants(), metadata=key(
+        section(Variants), "table", "variant choices", inner=("", Variants)))
+    bench: tuple[tuple[str, BenchEntry], ...] = field(default=(), metadata=key(
+        keyed(BenchEntry), "table str -> table", 'bench entries keyed by "path::name" (or the name); fields below',
+        inner=(".NAME", BenchEntry)))
+    assume: tuple[tuple[str, AssumeValue], ...] = field(default=(), metadata=key(
+        table_of(scalar_or_list, "causal = [true, false]"), "table str -> int / float / bool / str / list of them",
+        "values assumed for a parameter NAME of every kernel (a list: each value a case); not used yet"))
+    env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
+        table_of(string, 'USE_FP8 = "1"'), "table str -> str",
+        "environment the kernels' modules read through os.environ.get; not used yet"))
+    # Not keys: where the settings came from.
+    root: str = "."  # the project root (kernel paths in the settings are relative to it)
+    source: str | None = None  # the settings file, as shown in messages; None when there is none
+
+    @staticmethod
+    def find(path) -> "Settings":
+        """The settings of the project holding ``path`` (usort's ``Config.find``)."""
+        from autotune_rewrite.settings import load_settings  # the loader builds this class: import at call
+
+        return load_settings(path)
+
+    def with_exclude(self, exclude: list[str] | None, extend_exclude: list[str] | None) -> "Settings":
+        """Command-line flags over the file: ``--exclude`` replaces, ``--extend-exclude`` adds."""
+        base = tuple(exclude) if exclude is not None else self.exclude
+        return replace(self, exclude=base + tuple(extend_exclude or ()))
+
+    def where(self) -> Where:
+        """The table's place for messages (``pyproject.toml: [tool.autotune-rewrite] KEY ...``)."""
+        file = self.source or "pyproject.toml"
+        return Where(file, "" if file.endswith(TOOL_FILE) else "[tool.autotune-rewrite]")
+
+    def bench_entry(self, *names: str) -> BenchEntry | None:
+        table = dict(self.bench)
+        return next((table[n] for n in names if n in table), None)
+
+
+def describe(cls: type = Settings, prefix: str = "") -> Iterator[tuple[str, str, str]]:
+    """(dotted key, TOML type, meaning) of every key, nested tables included (for the README)."""
+    for name, f in keys_of(cls).items():
+        path = f"{prefix}{name}"
+        yield path, f.metadata["type"], f.metadata["doc"]
+        if f.metadata["inner"] is not None:
+            suffix, inner = f.metadata["inner"]
+            yield from describe(inner, f"{path}{suffix}.")
+
+
+__all__ = ["AssumeValue", "BenchEntry", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]
