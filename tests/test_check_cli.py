@@ -173,8 +173,7 @@ def test_missing_pointer_types_print_a_stanza_then_assume_dtype_labels(tmp_path,
     assert proc.returncode == 0 and proc.stdout == ""
     first, *rest = proc.stderr.splitlines()
     assert first == ("warning: needs_spec kernels/transpose.py::transpose_kernel [fp32]: missing launch spec values "
-                     "for x_ptr, y_ptr: add them to pyproject.toml (or autotune-rewrite.toml without the "
-                     "tool.autotune-rewrite prefix)")
+                     "for x_ptr, y_ptr: add them to pyproject.toml")
     stanza = "\n".join(rest)
     assert 'types = {x_ptr = "*bf16", y_ptr = "*bf16", M = "i32", N = "i32"}' in stanza
     assert "judged 0 of 1 kernel; not judged: needs_spec kernels/transpose.py::transpose_kernel [fp32]" in stanza

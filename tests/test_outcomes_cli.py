@@ -152,7 +152,7 @@ def test_table_summary_lists_the_unjudged_and_prints_the_stanza(repo, cache):
     assert ("judged 3 of 6 kernels; not judged: needs_spec kern.py::needspec_kernel; unresolved "
             "kern.py::unresolved_kernel; compile_crashed kern.py::crash_kernel (--strict fails the run on these)") in err
     assert "needs_spec kern.py::needspec_kernel: missing launch spec values for x_ptr, n" in err
-    assert 'kernel = "kern.py::needspec_kernel"' in err and 'types = { x_ptr = "*bf16", n = "i32" }' in err
+    assert 'kernel = "kern.py::needspec_kernel"' in err and 'types = {x_ptr = "*bf16", n = "i32"}' in err
     assert "no_launchable kern.py::nolaunch_kernel: no config launches on sm_120" in err
     assert "compile_crashed kern.py::crash_kernel: the compiler crashed on BLOCK=64 w4 s3 for sm_120" in err
     assert "compile error: arange's range must be a power of 2 (kern.py:61)" in err
