@@ -47,8 +47,8 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
                 }
                 for p in d.configs
             ],
-            "dropped": [{"config": x.config.label(), "why": explain.dropped_why(x), **explain.fact_json(x)}
-                        for x in d.dropped],
+            "dropped": [{"config": x.config.label(), "why": explain.dropped_why(x), "reason": x.reason,
+                         "fact": explain.fact_json(x)} for x in d.dropped],
             "bs_bucket": d.add_bs_bucket,
             "explanation": explain.explanation(d),
             "facts": [explain.fact_json(f) for f in d.explanation],
