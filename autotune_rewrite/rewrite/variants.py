@@ -149,12 +149,10 @@ def _refused(ev: tuple[Evidence, ...]) -> tuple[Refused, ...]:
 
 
 def _measured(p: PlannedConfig) -> tuple[Measured, ...]:
-    out = []
-    for e in p.evidence:
-        o, out_ = e.verdict.occupancy, e.verdict.outcome
-        out.append(Measured(e.spec, e.verdict.arch, o.occupancy, o.warps_per_sm, o.limiter,
-                            out_.registers, out_.spills, out_.shared_bytes))
-    return tuple(out)
+    """The numbers a chosen config is explained with, per (spec, target)."""
+    return tuple(Measured(e.spec, e.verdict.arch, e.verdict.occupancy.occupancy, e.verdict.occupancy.warps_per_sm,
+                          e.verdict.occupancy.limiter, e.verdict.outcome.registers, e.verdict.outcome.spills,
+                          e.verdict.outcome.shared_bytes) for e in p.evidence)
 
 
 def _raised(c: ConfigValue, warps: int) -> ConfigValue:
