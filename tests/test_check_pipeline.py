@@ -13,6 +13,7 @@ from autotune_rewrite.check import check as feasibility
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.outcomes import Reason, Status
+from autotune_rewrite.output.explain import verdict_reason
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.locate.scan import find_site, scan
 from autotune_rewrite.settings import from_table
@@ -52,9 +53,10 @@ def test_candidate_configs_and_compile_errors_are_verdicts(repo, cache, site):
     ]
     ok, broken = feasibility.evaluate_configs(repo, site, spec, candidates, ["sm_120"], workers=1, cache_dir=cache)
     assert ok.arch == "sm_120" and ok.launchable and ok.outcome.shared_bytes == 4 * 128 * 64
-    assert ok.occupancy.blocks_per_sm >= 1 and ok.reason is None
+    assert ok.occupancy.blocks_per_sm >= 1 and ok.refusal is None
     assert not broken.launchable and broken.occupancy is None
-    assert broken.reason.startswith("compile error: ") and "power of 2" in broken.reason
+    assert broken.refusal.kind == "compile_failed" and not broken.refusal.crashed
+    assert verdict_reason(broken).startswith("compile error: ") and "power of 2" in broken.refusal.error
 
 
 def test_one_report_per_spec_and_the_gate(repo, cache, site):

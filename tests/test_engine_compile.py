@@ -108,7 +108,7 @@ def test_sm_90_differs_and_every_config_launches(tmp_path):
     for o in outcomes:
         assert o.error is None
         occ = occupancy(ARCHS["sm_90"], o.job.num_warps, o.registers, o.shared_bytes)
-        assert occ.blocks_per_sm >= 1 and occ.reason is None
+        assert occ.blocks_per_sm >= 1 and occ.blocked is None
     assert outcomes[0].ptxas_version == resources.ptxas_version(90)
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from autotune_rewrite.check.findings import SmemOverOptin, TmemOver, TooManyRegistersPerBlock, TooManyThreads
 from autotune_rewrite.check.occupancy import occupancy
+from autotune_rewrite.output.explain import occupancy_reason
 from autotune_rewrite.check.resources import triton_dir
 from autotune_rewrite.targets import ARCHS
 
@@ -29,7 +31,7 @@ def test_shared_memory_limited_motivating_config():
     assert occ.warps_per_sm == 4
     assert occ.occupancy == pytest.approx(4 / 48)
     assert occ.limiter == "shared memory"
-    assert occ.reason is None
+    assert occ.blocked is None
     assert dict(occ.limits) == {"warps": 12, "registers": 2, "shared memory": 1, "blocks": 24, "barriers": 24}
 
 
@@ -65,20 +67,23 @@ def test_cannot_launch_shared_memory_over_opt_in():
     occ = occupancy(SM120, num_warps=4, registers=253, shared_bytes=104_704)
     assert occ.blocks_per_sm == 0 and occ.warps_per_sm == 0 and occ.occupancy == 0
     assert occ.limiter == "shared memory"
-    assert occ.reason == "shared memory 104,704 B > 101,376 B opt-in limit of sm_120, over by 3,328 B"
+    assert occ.blocked == SmemOverOptin("sm_120", 104_704, 0, 101_376)
+    assert occupancy_reason(occ.blocked) == "shared memory 104,704 B > 101,376 B opt-in limit of sm_120, over by 3,328 B"
 
 
 def test_cannot_launch_registers_per_block():
     # 255 regs x 32 = 8,160 -> 8,192 per warp x 32 warps = 262,144 > 65,536 registers per block.
     occ = occupancy(SM120, num_warps=32, registers=255, shared_bytes=0)
     assert occ.blocks_per_sm == 0 and occ.limiter == "registers"
-    assert occ.reason == "registers 255/thread x 1,024 threads > 65,536 per block (262,144 as allocated)"
+    assert occ.blocked == TooManyRegistersPerBlock(255, 1024, 262_144, 65_536)
+    assert occupancy_reason(occ.blocked) == "registers 255/thread x 1,024 threads > 65,536 per block (262,144 as allocated)"
 
 
 def test_cannot_launch_threads():
     occ = occupancy(SM90, num_warps=64, registers=32, shared_bytes=0)
     assert (occ.blocks_per_sm, occ.limiter) == (0, "threads")
-    assert occ.reason == "2,048 threads (num_warps=64) > 1,024 per block"
+    assert occ.blocked == TooManyThreads(2048, 64, 1024)
+    assert occupancy_reason(occ.blocked) == "2,048 threads (num_warps=64) > 1,024 per block"
 
 
 def test_opt_in_boundary_is_exact():
@@ -86,13 +91,14 @@ def test_opt_in_boundary_is_exact():
     assert occupancy(SM80, 4, 64, 166_912).blocks_per_sm == 1
     over = occupancy(SM80, 4, 64, 166_913)
     assert over.blocks_per_sm == 0
-    assert over.reason == "shared memory 166,913 B > 166,912 B opt-in limit of sm_80, over by 1 B"
+    assert occupancy_reason(over.blocked) == "shared memory 166,913 B > 166,912 B opt-in limit of sm_80, over by 1 B"
 
 
 def test_tensor_memory_over_512_columns():
     occ = occupancy(ARCHS["sm_100"], 4, 64, 1024, tmem_columns=1024)
     assert (occ.blocks_per_sm, occ.limiter) == (0, "tensor memory")
-    assert occ.reason == "tensor memory 1,024 columns > 512 per SM"
+    assert occ.blocked == TmemOver(1024, 512)
+    assert occupancy_reason(occ.blocked) == "tensor memory 1,024 columns > 512 per SM"
 
 
 # --- the header as oracle --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune_rewrite.output.explain import occupancy_reason
 from autotune_rewrite.gpu.inspect_cache import inspect_cache
 from autotune_rewrite.check.resources import read_resource_usage
 from autotune_rewrite.targets import resolve_target
@@ -103,7 +104,7 @@ def test_verdicts_per_target_and_exact_resources(triton_cache):
     assert [v.launchable for v in small.verdicts] == [True, True]
     sm120, sm90 = large.verdicts
     assert not sm120.launchable and sm90.launchable
-    assert f"{large.entry.shared_bytes:,} B > 101,376 B" in sm120.occupancy.reason
+    assert f"{large.entry.shared_bytes:,} B > 101,376 B" in occupancy_reason(sm120.occupancy.blocked)
     assert sm120.registers_from is None and sm90.registers_from == "sm_120 build"
     # Constexpr values are recovered only through the autotuner's record.
     assert small.meta_params == {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}

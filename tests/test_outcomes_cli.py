@@ -132,6 +132,11 @@ def test_check_gives_every_kernel_its_outcome(repo, cache):
     good = kernels["good_kernel"]
     assert [c["launchable"] for c in good["configs"]] == [True, False]
     assert good["configs"][1]["reason_code"] == "shared_memory" and good["configs"][1]["shared_bytes"] == 131072
+    # The human reason and, beside it, the same limit as data.
+    assert good["configs"][1]["refusal"] == {"kind": "smem_over_optin", "arch": "sm_120", "shared_bytes": 131072,
+                                             "static_bytes": 0, "limit": 101376}
+    assert good["configs"][1]["reason"] == "shared memory 131,072 B > 101,376 B opt-in limit of sm_120, over by 29,696 B"
+    assert good["configs"][0]["refusal"] is None and good["configs"][0]["reason"] is None
     assert kernels["needspec_kernel"]["problem"]["missing"] == ["x_ptr", "n"]
     assert kernels["unresolved_kernel"]["problem"]["reason"] == "configs_unresolved"
     crash = kernels["crash_kernel"]["configs"][0]
@@ -185,6 +190,10 @@ def test_diff_rewrites_the_good_kernel_and_reports_the_rest(repo, cache):
     assert statuses["kern.py::nolaunch_kernel"] == "no_launchable"
     (good,) = [k for k in data["kernels"] if k["kernel"] == "kern.py::good_kernel"]
     assert good["rechecked"] and good["dropped"][0]["config"].startswith("BM=256 BN=128")
+    assert good["dropped"][0]["reason"] == "cannot_launch" and good["dropped"][0]["why"].startswith("cannot launch: sm_120")
+    assert good["dropped"][0]["fact"]["refused"][0]["refusal"]["kind"] == "smem_over_optin"
+    assert [f["kind"] for f in good["facts"]] == ["dropped", "kept_launchable"]
+    assert good["explanation"][0] == "drop " + good["dropped"][0]["config"] + ": " + good["dropped"][0]["why"]
     evidence = good["configs"][0]["evidence"][0]
     assert evidence["shared_bytes"] > 0 and "smem" not in evidence and evidence["launchable"] is True
     assert state(repo) == before

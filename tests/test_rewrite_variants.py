@@ -19,7 +19,10 @@ from autotune_rewrite.check.evidence import (
     LaunchSpec,
     Occupancy,
 )
+from autotune_rewrite.check.findings import LargestFit, SmemOverOptin
 from autotune_rewrite.model import ConfigValue
+from autotune_rewrite.output import explain
+from autotune_rewrite.rewrite.facts import CANNOT_LAUNCH, SINGLE_CONFIG, NoSecondWarpCount, Refused, WarpsSpill
 from autotune_rewrite.rewrite.variants import MAX_WARPS, config_key, decide
 from test_rewrite_transforms import KERNEL
 
@@ -32,7 +35,7 @@ def _verdict(c: ConfigValue, smem: int, regs: int, spills: int = 0, arch: str = 
     job = CompileJob(KernelBundle("k", "", "k.py::k"), (), (), (), w, c.effective_num_stages, 1, None, 120)
     out = CompileOutcome(job, smem, 0, regs, spills, None, "3.6.0", None)
     if smem > CAP:
-        occ = Occupancy(0, 0, 0.0, "shared memory", f"needs {smem:,} B shared memory, the opt-in limit is {CAP:,} B")
+        occ = Occupancy(0, 0, 0.0, "shared memory", SmemOverOptin(arch, smem, 0, CAP))
     else:
         blocks = min(48 // w, (65536 // (((regs * 32 + 255) // 256) * 256 * w)), 102_400 // (((smem + 1024 + 127) // 128) * 128), 24)
         occ = Occupancy(blocks, blocks * w, blocks * w / 48, "shared memory", None)
@@ -78,8 +81,17 @@ def test_prune_drops_the_two_block_t_32_configs(site):
     d, cands = _decide("prune", site)
     assert labels(d) == ["BLOCK_T=16 w4 s2"]
     assert [p.kept for p in d.configs] == [0]
-    assert [c.label() for c, _ in d.dropped] == ["BLOCK_T=32 w4 s2", "BLOCK_T=32 w8 s2"]
-    assert "104,704 B" in d.dropped[0][1]
+    assert [x.config.label() for x in d.dropped] == ["BLOCK_T=32 w4 s2", "BLOCK_T=32 w8 s2"]
+    assert d.dropped[0].reason == CANNOT_LAUNCH
+    assert d.dropped[0].refused == (Refused("BLOCK_H=16", "sm_120", SmemOverOptin("sm_120", 104_704, 0, CAP)),)
+    assert explain.dropped_why(d.dropped[0]) == (
+        "cannot launch: sm_120 (BLOCK_H=16): shared memory 104,704 B > 101,376 B opt-in limit of sm_120, "
+        "over by 3,328 B")
+    assert explain.explanation(d) == [
+        "drop BLOCK_T=32 w4 s2: " + explain.dropped_why(d.dropped[0]),
+        "drop BLOCK_T=32 w8 s2: " + explain.dropped_why(d.dropped[1]),
+        "keep 1 launchable config(s): BLOCK_T=16 w4 s2",
+    ]
     assert cands == []
 
 
@@ -89,8 +101,11 @@ def test_v1_raises_warps_to_8_and_rejects_16_for_its_spills(site):
     assert d.configs[0].template == 0 and d.configs[0].kept is None
     asked = [c.label() for r in cands for c in (v.config for v in r.verdicts)]
     assert asked == [f"BLOCK_T=16 w{w} s2" for w in (8, 16)] and MAX_WARPS == 16
-    assert any("w16" in line and "40 spills" in line for line in d.explanation)
-    assert d.subject == "Force num_warps=8 for _decode_kernel on sm_120"
+    w16 = ConfigValue({"BLOCK_T": 16}, num_warps=16, num_stages=2)
+    assert [f for f in d.explanation if isinstance(f, WarpsSpill)] == [WarpsSpill(w16, 40, 0, 4)]
+    assert "not BLOCK_T=16 w16 s2: 40 spills (vs 0 at 4 warps)" in explain.explanation(d)
+    assert [x.reason for x in d.dropped] == [CANNOT_LAUNCH, CANNOT_LAUNCH, SINGLE_CONFIG]
+    assert explain.subject(d) == "Force num_warps=8 for _decode_kernel on sm_120"
 
 
 def test_v2_adds_w8_and_its_stage_plus_one(site):
@@ -117,7 +132,7 @@ def test_variants_choose_the_same_again_on_their_own_output(site):
 
 def test_nothing_launches_suggests_the_largest_tile_from_the_smem_model(site):
     big = site.__class__(**{**site.__dict__, "configs": site.configs[1:]})
-    fit = ("sm_120", "BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B)")
+    fit = LargestFit("sm_120", "BLOCK_T", 16, (("num_stages", 2),), 61_568, CAP)
     report = KernelReport(big, SPEC, _report(big, big.configs).verdicts, largest_fit=(fit,))
     with pytest.raises(UserError) as err:
         decide("v1", big, [report])
@@ -131,4 +146,7 @@ def test_nothing_launches_suggests_the_largest_tile_from_the_smem_model(site):
 def test_v3_is_skipped_when_no_higher_warp_count_helps(site):
     only = site.__class__(**{**site.__dict__, "configs": (ConfigValue({"BLOCK_T": 16}, num_warps=16, num_stages=2),)})
     d, _ = _decide("v3", only)
-    assert d.skipped and "use v1" in d.skipped
+    assert d.skipped == NoSecondWarpCount(only.configs[0])
+    assert explain.fact(d.skipped) == (
+        "v3 needs the tile BLOCK_T=16 w16 s2 at two warp counts, but raising num_warps gives no launchable "
+        "config without new spills; use v1")

@@ -35,6 +35,7 @@ from autotune_rewrite.check.evidence import (
     LaunchSpec,
     skipped_report,
 )
+from autotune_rewrite.check.findings import AssumedDtype, Note, Spills, UnknownInts
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.outcomes import Reason, Report
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup
@@ -177,19 +178,15 @@ def _verdicts(plan: _Plan, outcomes: Sequence[CompileOutcome]) -> tuple[ConfigVe
     return tuple(out)
 
 
-def _notes(plan: _Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[str, ...]:
-    notes = []
-    for v in verdicts:
-        if v.outcome.spills:
-            notes.append(f"{v.arch} {v.config.label()} (launch spec {plan.spec.name}): spills {v.outcome.spills} "
-                         f"registers to local memory ({v.outcome.registers} registers/thread)")
+def _notes(plan: _Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
+    spec = plan.spec.name
+    notes: list[Note] = [Spills(spec, v.arch, v.config.label(), v.outcome.spills, v.outcome.registers)
+                         for v in verdicts if v.outcome.spills]
     if plan.spec.assumed:
-        notes.append(f"pointer dtypes assumed (--assume-dtype): {', '.join(plan.spec.assumed)}; "
-                     "numbers for this spec are estimates until the real dtypes are in the launch spec")
+        notes.append(AssumedDtype(spec, tuple(plan.spec.assumed)))
     unknown = launch_spec.unknown_ints(plan.site, plan.spec)
     if unknown:
-        notes.append(f"int parameters compiled without a known value (no divisibility-16 hint, not folded "
-                     f"when 1): {', '.join(unknown)}; give values = {{ ... }} in the launch spec to match a launch")
+        notes.append(UnknownInts(spec, tuple(unknown)))
     return tuple(notes)
 
 
@@ -226,10 +223,9 @@ def _report(plan: _Plan, verdicts, wanted, probed, i: int, run: _Run, model: boo
     if model:
         for target in plan.targets:
             mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
-            fitted, sentence = smem_probe.fit(plan.site, plan.spec, target, verdicts, mine, run.derived_cache)
+            fitted, largest = smem_probe.fit(plan.site, plan.spec, target, verdicts, mine, run.derived_cache)
             models.append((target.arch.name, fitted))
-            if sentence:
-                fits.append((target.arch.name, sentence))
+            fits += largest
     return KernelReport(
         site=plan.site,
         spec=plan.spec,

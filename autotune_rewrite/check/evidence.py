@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from autotune_rewrite.check.findings import Blocked, CompileFailed, LargestFit, Note, Refusal
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason, Status
 
@@ -81,7 +82,7 @@ class Occupancy:
     warps_per_sm: int
     occupancy: float  # active warps / max warps per SM
     limiter: str  # "warps" | "registers" | "shared memory" | "blocks" | "threads"
-    reason: str | None  # why it cannot launch, in numbers; None when it can
+    blocked: Blocked | None  # the limit that leaves no block, with its numbers; None when it launches
     # Blocks/SM each resource alone allows (cudaOccResult.blockLimit*), in the header's order:
     # ("warps", 12), ("registers", 2), ("shared memory", 1), ("blocks", 24). Added with a default.
     limits: tuple[tuple[str, int], ...] = ()
@@ -118,11 +119,12 @@ class ConfigVerdict:
         return self.occupancy.limiter.replace(" ", "_") if self.occupancy else None
 
     @property
-    def reason(self) -> str | None:
-        if self.outcome.error is not None:
-            where = f" ({self.outcome.error_file}:{self.outcome.error_line})" if self.outcome.error_file else ""
-            return f"compile {'crashed' if self.crashed else 'error'}: {self.outcome.error}{where}"
-        return self.occupancy.reason if self.occupancy else None
+    def refusal(self) -> Refusal | None:
+        """Why it cannot launch, with the numbers (``output/explain.py`` words it)."""
+        o = self.outcome
+        if o.error is not None:
+            return CompileFailed(self.crashed, o.error, o.error_file, o.error_line)
+        return self.occupancy.blocked if self.occupancy else None
 
 
 @dataclass(frozen=True)
@@ -157,9 +159,9 @@ class KernelReport:
     # Added by the check pipeline (defaults keep older constructors valid):
     # per target arch, the fitted model (``smem_model`` is the first target's) ...
     smem_models: tuple[tuple[str, SmemModel | None], ...] = ()
-    # ... and the largest tile that fits it, in words ("BLOCK_T=16 at num_stages=2 (61,568 B)").
-    largest_fit: tuple[tuple[str, str], ...] = ()
-    notes: tuple[str, ...] = ()  # warnings: spills, assumed dtypes, ints compiled without a value
+    # ... and the largest value of each tile parameter that fits it (per target, in model order).
+    largest_fit: tuple[LargestFit, ...] = ()
+    notes: tuple[Note, ...] = ()  # warnings: spills, assumed dtypes, ints compiled without a value
 
     @property
     def all_launchable(self) -> bool:

@@ -14,6 +14,15 @@ Each limit below names the header function it mirrors; the unit tests work the n
 from __future__ import annotations
 
 from autotune_rewrite.check.evidence import CompileOutcome, Occupancy
+from autotune_rewrite.check.findings import (
+    Blocked,
+    SmemOverBlock,
+    SmemOverOptin,
+    TmemOver,
+    TooManyRegistersPerBlock,
+    TooManyRegistersPerThread,
+    TooManyThreads,
+)
 from autotune_rewrite.targets import Arch
 
 INT_MAX = 2**31 - 1
@@ -124,55 +133,40 @@ def occupancy(
         blocks = min(blocks, lim_bars)
     limiter = next(name for name, v in limits if v == blocks)
 
-    reason: str | None = None
+    blocked: Blocked | None = None
     if blocks == 0:
         if lim_warps == 0:
             limiter = "threads"
-            reason = (
-                f"{threads:,} threads (num_warps={num_warps}) > "
-                f"{arch.max_threads_per_block:,} per block"
-            )
+            blocked = TooManyThreads(threads, num_warps, arch.max_threads_per_block)
         elif lim_regs == 0:
-            reason = _register_reason(arch, registers, threads, regs_allocated, regs_assumed)
+            blocked = _register_limit(arch, registers, threads, regs_allocated, regs_assumed)
         elif lim_smem == 0:
-            reason = _smem_reason(arch, shared_bytes, static_shared_bytes, smem_allocated, smem_per_block)
+            blocked = _smem_limit_hit(arch, shared_bytes, static_shared_bytes, smem_allocated, smem_per_block)
     if tmem_columns > MAX_TMEM_COLUMNS:
         blocks, limiter = 0, "tensor memory"
-        reason = f"tensor memory {tmem_columns:,} columns > {MAX_TMEM_COLUMNS} per SM"
+        blocked = TmemOver(tmem_columns, MAX_TMEM_COLUMNS)
 
     return Occupancy(
         blocks_per_sm=blocks,
         warps_per_sm=blocks * warps,
         occupancy=blocks * warps / arch.max_warps_per_sm,
         limiter=limiter,
-        reason=reason,
+        blocked=blocked,
         limits=tuple(limits),
     )
 
 
-def _register_reason(arch: Arch, registers: int, threads: int, allocated: int, assumed: int) -> str:
+def _register_limit(arch: Arch, registers: int, threads: int, allocated: int, assumed: int) -> Blocked:
     if registers > arch.max_regs_per_thread:
-        return f"registers {registers}/thread > {arch.max_regs_per_thread} per thread"
-    text = f"registers {registers}/thread x {threads:,} threads > {arch.regs_per_block:,} per block"
-    held = max(allocated, assumed)
-    if held != registers * threads:
-        text += f" ({held:,} as allocated)"
-    return text
+        return TooManyRegistersPerThread(registers, arch.max_regs_per_thread)
+    return TooManyRegistersPerBlock(registers, threads, max(allocated, assumed), arch.regs_per_block)
 
 
-def _smem_reason(arch: Arch, shared: int, static_shared: int, allocated: int, per_block: int) -> str:
+def _smem_limit_hit(arch: Arch, shared: int, static_shared: int, allocated: int, per_block: int) -> Blocked:
     usable = arch.smem_optin_per_block - static_shared
     if shared > usable:
-        static = f" (+{static_shared:,} B static)" if static_shared else ""
-        return (
-            f"shared memory {shared:,} B{static} > {usable:,} B opt-in limit of {arch.name}, "
-            f"over by {shared - usable:,} B"
-        )
-    return (
-        f"shared memory {shared:,} B + {static_shared:,} B static + "
-        f"{arch.reserved_smem_per_block:,} B reserved = {allocated:,} B allocated > "
-        f"{per_block:,} B per block on {arch.name}"
-    )
+        return SmemOverOptin(arch.name, shared, static_shared, usable)
+    return SmemOverBlock(arch.name, shared, static_shared, arch.reserved_smem_per_block, allocated, per_block)
 
 
 def occupancy_of(outcome: CompileOutcome, arch: Arch) -> Occupancy | None:

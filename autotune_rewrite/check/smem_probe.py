@@ -22,6 +22,7 @@ from autotune_rewrite import disk_cache
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check import smem_model
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
+from autotune_rewrite.check.findings import LargestFit
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.targets import Target
 
@@ -99,16 +100,16 @@ def fit(
     verdicts: Sequence[ConfigVerdict],
     probed: Sequence[tuple[Probe, CompileOutcome]] = (),
     cache_dir: Path | None = None,
-) -> tuple[SmemModel | None, str | None]:
-    """(model, largest-tile sentence) for one target, from the configs and the probes.
+) -> tuple[SmemModel | None, tuple[LargestFit, ...]]:
+    """(model, largest fitting tiles) for one target, from the configs and the probes.
     ``cache_dir``: reuse a model fitted before on exactly these points."""
     points = [(point_params(v.config, spec), v.outcome.shared_bytes) for v in verdicts
               if v.arch == target.arch.name and v.outcome.shared_bytes is not None]
     points += [(p.params, o.shared_bytes) for p, o in probed if o.shared_bytes is not None and o.error is None]
     model = _cached_fit(points, cache_dir)
     if model is None:
-        return None, None
-    return model, largest_sentence(site, spec, target, model, verdicts)
+        return None, ()
+    return model, largest_fits(site, spec, target, model, verdicts)
 
 
 def _cached_fit(points, cache_dir: Path | None) -> SmemModel | None:
@@ -138,31 +139,28 @@ def _cached_fit(points, cache_dir: Path | None) -> SmemModel | None:
     return model
 
 
-def largest_sentence(
+def largest_fits(
     site: AutotuneSite, spec: LaunchSpec, target: Target, model: SmemModel, verdicts: Sequence[ConfigVerdict],
-) -> str | None:
-    """``BLOCK_T <= 16 at num_stages=2, BLOCK_H=16 (predicted 61,568 B of 101,376 B)``: for each
-    tile parameter in the model (num_stages last), the largest value that fits, the others held
-    at the config that launches with the largest value of it (the first config if none launches)."""
+) -> tuple[LargestFit, ...]:
+    """For each tile parameter in the model (num_stages last), the largest value that fits
+    (``BLOCK_T <= 16 at num_stages=2, BLOCK_H=16``, predicted 61,568 B of 101,376 B), the others
+    held at the config that launches with the largest value of it (the first config if none
+    launches)."""
     in_model = smem_model.model_parameters(model)
     names = [k for k in tile_params(site, spec) if k in in_model and k != "num_stages"]
     if "num_stages" in in_model:
         names.append("num_stages")
     mine = [v for v in verdicts if v.arch == target.arch.name]
     if not mine:
-        return None
+        return ()
     limit = target.arch.smem_optin_per_block
-    parts: list[str] = []
+    out: list[LargestFit] = []
     for name in names:
         launching = [v for v in mine if v.launchable] or mine[:1]
         base = max(launching, key=lambda v: point_params(v.config, spec).get(name, 0))
         fixed = point_params(base.config, spec)
-        others = ", ".join(f"{k}={x}" for k, x in sorted(fixed.items()) if k != name and k in in_model)
-        where = f" at {others}" if others else ""
+        held = tuple((k, x) for k, x in sorted(fixed.items()) if k != name and k in in_model)
         best = smem_model.largest_fit(model, target.arch, fixed, name)
-        if best is None:
-            parts.append(f"no {name} fits{where}")
-        else:
-            used = int(round(smem_model.predict(model, {**fixed, name: best})))
-            parts.append(f"{name} <= {best}{where} (predicted {used:,} B of {limit:,} B)")
-    return "; ".join(parts) if parts else None
+        used = None if best is None else int(round(smem_model.predict(model, {**fixed, name: best})))
+        out.append(LargestFit(target.arch.name, name, best, held, used, limit))
+    return tuple(out)

@@ -15,7 +15,9 @@ JSON (``schema_version`` 1; keys are only ever added)::
                   "configs": [verdict, see output/outcomes.py verdict_json],
                   "smem_model": {"text", "coefficients", "max_residual", "points"} | null,
                   "smem_models": {arch: model | null}, "largest_fit": {arch: text},
-                  "notes": [text]}],
+                  "largest_fits": [{"kind", "arch", "param", "value", "held", "predicted_bytes",
+                                    "limit"}],
+                  "notes": [text], "note_facts": [{"kind", ...}]}],
      "errors": [{"path", "message"}]}
 
 One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per config x target
@@ -35,7 +37,9 @@ from rich.table import Table
 from autotune_rewrite import output
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport, SmemModel
 from autotune_rewrite.check.check import CheckResult
+from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
+from autotune_rewrite.output import explain
 from autotune_rewrite.output.outcomes import judged_line, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.targets import Target
 
@@ -49,10 +53,10 @@ def _kb(n: int | None) -> str:
 
 def _verdict_text(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
-        return v.reason
+        return explain.verdict_reason(v)
     if v.launchable:
         return "launches"
-    return f"cannot launch: {v.reason}"
+    return f"cannot launch: {explain.verdict_reason(v)}"
 
 
 def _short_verdict(v: ConfigVerdict) -> str:
@@ -124,8 +128,10 @@ def _report_json(report: KernelReport) -> dict:
         "configs": [verdict_json(v) for v in report.verdicts],
         "smem_model": _model_json(report.smem_model),
         "smem_models": {arch: _model_json(m) for arch, m in report.smem_models},
-        "largest_fit": dict(report.largest_fit),
-        "notes": list(report.notes),
+        "largest_fit": explain.largest_fits(report.largest_fit),
+        "largest_fits": [to_jsonable(f) for f in report.largest_fit],
+        "notes": [explain.note(n) for n in report.notes],
+        "note_facts": [to_jsonable(n) for n in report.notes],
     }
 
 
@@ -206,14 +212,14 @@ def print_table(result: CheckResult, strict: bool = False) -> None:
                     console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
             model = _model_line(dict(report.smem_models).get(target.arch.name))
             console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
-            fit = dict(report.largest_fit).get(target.arch.name)
+            fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
             if fit:
                 console.print(f"  largest fitting tile ({target.arch.name}, "
                               f"{target.arch.smem_optin_per_block:,} B opt-in): {esc(fit)}")
         if report.status in (Status.COMPILE_CRASHED, Status.NO_LAUNCHABLE):
             output.warning(_not_judged(report))
         for note in report.notes:
-            output.warning(f"{report.site.ident}: {note}")
+            output.warning(f"{report.site.ident}: {explain.note(note)}")
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
     for stanza in stanzas(result.reports):
@@ -253,12 +259,12 @@ def check_markdown(result: CheckResult, strict: bool = False) -> str:
             model = _model_line(dict(report.smem_models).get(target.arch.name))
             out.append("")
             out.append(f"SMEM model: `{model}`" if model else "SMEM model: not determined from the compiled points")
-            fit = dict(report.largest_fit).get(target.arch.name)
+            fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
             if fit:
                 out.append(f"\nLargest fitting tile ({target.arch.smem_optin_per_block:,} B opt-in): {fit}")
             out.append("")
         for note in report.notes:
-            out.append(f"> note: {note}\n")
+            out.append(f"> note: {explain.note(note)}\n")
     out.append(summary(result, strict))
     return "\n".join(out) + "\n"
 

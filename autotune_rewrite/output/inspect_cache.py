@@ -24,6 +24,8 @@ import json
 from rich.table import Table
 
 from autotune_rewrite import output
+from autotune_rewrite.model import to_jsonable
+from autotune_rewrite.output import explain
 from autotune_rewrite.gpu.inspect_cache import InspectedKernel, InspectResult
 
 SCHEMA_VERSION = 1
@@ -55,7 +57,8 @@ def _kernel_json(k: InspectedKernel) -> dict:
                 "warps_per_sm": v.occupancy.warps_per_sm,
                 "occupancy": round(v.occupancy.occupancy, 4),
                 "limiter": v.occupancy.limiter,
-                "reason": v.occupancy.reason,
+                "reason": explain.occupancy_reason(v.occupancy.blocked),
+                "blocked": to_jsonable(v.occupancy.blocked),
                 "registers_from": v.registers_from,
             }
             for v in k.verdicts
@@ -114,7 +117,7 @@ def print_table(result: InspectResult) -> None:
                 cells.append(f"[green]yes[/] {occ.blocks_per_sm} blk/SM, {occ.occupancy:.1%}{mark}")
             else:
                 cells.append(f"[bold red]no[/] ({esc(occ.limiter)}){mark}")
-                reasons.append(f"  [red]x[/] {esc(e.name)} {e.folder[:8]} on {esc(v.target)}: {esc(occ.reason or occ.limiter)}")
+                reasons.append(f"  [red]x[/] {esc(e.name)} {e.folder[:8]} on {esc(v.target)}: {esc(explain.occupancy_reason(occ.blocked) or occ.limiter)}")
         if not k.verdicts:
             cells = ["[yellow]?[/]"] * len(result.targets)
             reasons.append(f"  [yellow]?[/] {esc(e.name)} {e.folder[:8]}: {esc(k.resource_error or 'no registers')}")

@@ -7,7 +7,9 @@ the sentences are chosen here, once, so the three commands say the same thing th
 from __future__ import annotations
 
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Problem, Reason, Report, Status
+from autotune_rewrite.output import explain
 
 
 # --------------------------------------------------------------------------- verdict JSON
@@ -34,7 +36,8 @@ def verdict_json(v: ConfigVerdict) -> dict:
         "limiter": occ.limiter if occ else None,
         "launchable": v.launchable,
         "reason_code": v.reason_code,
-        "reason": v.reason,
+        "reason": explain.verdict_reason(v),
+        "refusal": to_jsonable(v.refusal),
         "compile_error": o.error,
         "compile_error_kind": o.error_kind,
         "compile_error_at": f"{o.error_file}:{o.error_line}" if o.error_file else None,
@@ -81,7 +84,7 @@ def problem_text(report: KernelReport) -> str | None:
         return f"the compiler crashed on {v.config.label()} for {v.arch}{where}: {v.outcome.error}"
     if status is Status.NO_LAUNCHABLE:
         archs = ", ".join(sorted({v.arch for v in report.verdicts}))
-        fits = "; ".join(f"{arch}: {text}" for arch, text in report.largest_fit)
+        fits = "; ".join(f"{arch}: {text}" for arch, text in explain.largest_fits(report.largest_fit).items())
         hint = (f"largest fitting tile by the SMEM model (an estimate): {fits}" if fits
                 else "add a smaller tile (fewer stages or a smaller BLOCK_*)")
         return f"no config launches on {archs}; {hint}"

@@ -8,6 +8,7 @@ import json
 from rich.markup import escape
 
 from autotune_rewrite import output
+from autotune_rewrite.output import explain
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.rewrite.apply import ApplyResult
@@ -46,9 +47,11 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
                 }
                 for p in d.configs
             ],
-            "dropped": [{"config": c.label(), "why": why} for c, why in d.dropped],
+            "dropped": [{"config": x.config.label(), "why": explain.dropped_why(x), "reason": x.reason,
+                         "fact": explain.fact_json(x)} for x in d.dropped],
             "bs_bucket": d.add_bs_bucket,
-            "explanation": list(d.explanation),
+            "explanation": explain.explanation(d),
+            "facts": [explain.fact_json(f) for f in d.explanation],
             "files": [run.prefix + c.path for c in kr.changes],
             "rechecked": bool(kr.recheck),
         })
@@ -58,7 +61,8 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
         "targets": list(run.targets),
         "triton_version": run.triton_version,
         "kernels": kernels,
-        "skipped": [{"kernel": run.prefix + k, "why": why} for k, why in run.skipped],
+        "skipped": [{"kernel": run.prefix + k, "why": explain.why(why), "fact": explain.fact_json(why)}
+                    for k, why in run.skipped],
         "failed": [{"kernel": run.prefix + k, "why": why} for k, why in run.failed],
         "outcomes": _outcomes_json(run),
         "summary": {**report_json(report), "line": judged_line(report)},
@@ -88,7 +92,7 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         d = kr.decision
         state = "changes" if kr.changes else "no change"
         err.print(f"[bold]{escape(run.prefix + d.site.ident)}[/] {d.variant} ({state}; {escape(versions)})", markup=True)
-        for line in d.explanation:
+        for line in explain.explanation(d):
             err.print(f"  - {escape(line)}", markup=True)
         for r in kr.recheck:
             spec = f" ({r.spec.name})" if r.spec is not None and len(kr.recheck) > 1 else ""
@@ -100,7 +104,7 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
                     markup=True,
                 )
     for ident, why in run.skipped:
-        output.warning(f"{run.prefix}{ident}: skipped: {why}")
+        output.warning(f"{run.prefix}{ident}: skipped: {explain.why(why)}")
     for ident, why in run.failed:
         output.warning(f"{run.prefix}{ident}: cannot be changed: {why}")
     _not_judged(run)
@@ -125,7 +129,7 @@ def print_apply(result: ApplyResult, report: Report | None = None) -> None:
     for ident, variant in result.unchanged:
         err.print(f"{escape(ident)} {variant}: nothing to change, no branch", markup=True)
     for ident, why in result.skipped:
-        output.warning(f"{ident}: skipped: {why}")
+        output.warning(f"{ident}: skipped: {explain.why(why)}")
     if result.runs:
         _not_judged(result.runs[0])
         for run in result.runs[1:]:  # a bug in a later variant's run only

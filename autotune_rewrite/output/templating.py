@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite.variants import Decision
 
 TOOL = "autotune-rewrite"
@@ -50,7 +51,7 @@ def _row(v: ConfigVerdict, spec: str) -> dict:
         "regs": "-" if o.registers is None else str(o.registers),
         "spills": "-" if o.spills is None else str(o.spills),
         "occupancy": f"{occ.occupancy:.1%} ({occ.warps_per_sm} warps/SM)" if occ and occ.blocks_per_sm else "-",
-        "verdict": "launches" if v.launchable else f"cannot launch: {v.reason}",
+        "verdict": "launches" if v.launchable else f"cannot launch: {explain.verdict_reason(v)}",
     }
 
 
@@ -138,7 +139,7 @@ def context(kr, run, bench: dict | None = None) -> dict:
         "kernel": f"{prefix}{d.site.ident}",
         "arch": list(d.targets),
         "configs": [p.config.label() for p in d.configs],
-        "dropped": [c.label() for c, _ in d.dropped],
+        "dropped": [x.config.label() for x in d.dropped],
         "bs_bucket": list(buckets) if d.add_bs_bucket else None,
         "triton": triton_version,
         "tool": TOOL,
@@ -158,12 +159,12 @@ def context(kr, run, bench: dict | None = None) -> dict:
     return {
         "bench": bench_context(bench, d.variant),
         "bucket_rule": bucket_rule,
-        "subject": d.subject,
+        "subject": explain.subject(d),
         "kernel": d.site.kernel,
         "ident": f"{prefix}{d.site.ident}",
         "variant": d.variant,
         "targets": ", ".join(d.targets),
-        "explanation": list(d.explanation),
+        "explanation": explain.explanation(d),
         "notes": list(kr.notes),
         "files": [f"{prefix}{c.path}" for c in kr.changes],
         "before": before,

@@ -29,6 +29,7 @@ from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrites
+from autotune_rewrite.rewrite.facts import NoSecondWarpCount
 from autotune_rewrite.rewrite.variants import VARIANTS
 
 PREFIX = "autotune-rewrite"
@@ -51,7 +52,7 @@ class ApplyResult:
     branches: tuple[Branch, ...]
     runs: tuple[RewriteRun, ...]
     unchanged: tuple[tuple[str, str], ...]  # (kernel ident, variant) with nothing to change
-    skipped: tuple[tuple[str, str], ...]  # (kernel ident, why)
+    skipped: tuple[tuple[str, str | NoSecondWarpCount], ...]  # (kernel ident, why: a fact or an error's message)
 
     def report(self, strict: bool = False) -> Report:
         """The kernels' outcomes over every variant's run (a bug in any run counts). The branches
@@ -141,7 +142,7 @@ def apply_variants(
             for name, sha, kr, run in made:
                 ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))
                 body_path = out / (name.replace("/", "__") + ".md")
-                branches.append(Branch(name, sha, str(body_path), kr.decision.subject, f"{run.prefix}{kr.site.ident}", kr.decision.variant))
+                branches.append(Branch(name, sha, str(body_path), ctx["subject"], f"{run.prefix}{kr.site.ident}", kr.decision.variant))
                 bodies.append((body_path, templating.pr_body(ctx)))
             # A signal here would leave branches without their PR bodies: finish, then honour it.
             with interrupts.deferred():

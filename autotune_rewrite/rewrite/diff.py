@@ -23,6 +23,7 @@ from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket
+from autotune_rewrite.rewrite.facts import NoSecondWarpCount, RecheckRefused
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
@@ -49,7 +50,7 @@ class RewriteRun:
     variant: str
     targets: tuple[str, ...]
     kernels: tuple[KernelRewrite, ...]
-    skipped: tuple[tuple[str, str], ...]  # (kernel ident, why the variant does not apply)
+    skipped: tuple[tuple[str, NoSecondWarpCount], ...]  # (kernel ident, why the variant does not apply)
     changes: tuple[FileChange, ...]  # every kernel together, paths relative to ``root``
     notes: tuple[str, ...]
     triton_version: str
@@ -159,7 +160,7 @@ def run_rewrites(
 
     read = _read(root)
     kernels: list[KernelRewrite] = []
-    skipped: list[tuple[str, str]] = []
+    skipped: list[tuple[str, NoSecondWarpCount]] = []
     failed: list[tuple[str, str]] = []
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
     for ident, reports in by_site.items():
@@ -285,7 +286,7 @@ def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, us
             raise UserError(f"{ident}: the rewritten kernel could not be compiled again: {exc}") from None
         for v in verdicts:
             if not v.launchable:
-                raise UserError(f"{ident}: rewritten config {v.config.label()} does not launch on {v.arch}: {v.reason}")
+                raise RecheckRefused(ident, v.config, v.arch, v.refusal)
         reports.append(KernelReport(site=new, spec=spec, verdicts=tuple(verdicts)))
     return tuple(reports)
 

@@ -31,6 +31,27 @@ from typing import Sequence
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.rewrite.facts import (
+    CANNOT_LAUNCH,
+    SINGLE_CONFIG,
+    TWO_WARP_COUNTS,
+    BenchmarkedAtWarmup,
+    BucketKeyed,
+    Dropped,
+    Fact,
+    KeptLaunchable,
+    Measured,
+    NoCommonConfig,
+    NoSecondWarpCount,
+    Refused,
+    SingleConfig,
+    StageAdded,
+    StageRejected,
+    StageSpill,
+    WarpsRaised,
+    WarpsRejected,
+    WarpsSpill,
+)
 
 VARIANTS = ("prune", "v1", "v2", "v3")
 MAX_WARPS = 16  # 512 threads: past this ptxas caps a thread at 128 registers or fewer
@@ -85,30 +106,16 @@ class Decision:
     targets: tuple[str, ...]  # ("sm_120",) or every arch compiled for
     specs: tuple[str, ...]
     configs: tuple[PlannedConfig, ...] = ()  # the new list, in order
-    dropped: tuple[tuple[ConfigValue, str], ...] = ()  # (config, why)
+    dropped: tuple[Dropped, ...] = ()
     add_bs_bucket: bool = False
-    explanation: tuple[str, ...] = ()
+    explanation: tuple[Fact, ...] = ()  # in order; output/explain.py words each
     needs: tuple[ConfigValue, ...] = ()  # candidates to compile before deciding
-    skipped: str | None = None  # the variant does not apply to this kernel (why)
+    skipped: NoSecondWarpCount | None = None  # the variant does not apply to this kernel (why)
 
     @property
     def changes_configs(self) -> bool:
         originals = self.site.configs or ()
         return [c.kept for c in self.configs] != list(range(len(originals)))
-
-    @property
-    def subject(self) -> str:
-        """A Dependabot-style commit subject."""
-        k, arch = self.site.kernel, "/".join(self.targets)
-        if self.variant == "prune":
-            n = len(self.dropped)
-            return f"Drop {n} config{'s' if n != 1 else ''} that cannot launch from {k} on {arch}"
-        if self.variant == "v1":
-            c = self.configs[0].config
-            return f"Force num_warps={c.effective_num_warps} for {k} on {arch}"
-        if self.variant == "v2":
-            return f"Add higher-warp and num_stages+1 configs to {k} on {arch}"
-        return f"Key {k} autotuning on batch-size bucket on {arch}"
 
 
 class _Facts:
@@ -137,20 +144,15 @@ class _Facts:
         return ev is not None and all(e.verdict.launchable for e in ev)
 
 
-def _why_not(ev: tuple[Evidence, ...]) -> str:
-    bad = [e for e in ev if not e.verdict.launchable]
-    return "; ".join(f"{e.verdict.arch} ({e.spec}): {e.verdict.reason}" for e in bad)
+def _refused(ev: tuple[Evidence, ...]) -> tuple[Refused, ...]:
+    return tuple(Refused(e.spec, e.verdict.arch, e.verdict.refusal) for e in ev if not e.verdict.launchable)
 
 
-def _occ_text(p: PlannedConfig) -> str:
-    parts = []
-    for e in p.evidence:
-        o, out = e.verdict.occupancy, e.verdict.outcome
-        parts.append(
-            f"{e.verdict.arch}/{e.spec}: {o.occupancy:.1%} occupancy ({o.warps_per_sm} warps/SM, "
-            f"limited by {o.limiter}), {out.registers} regs, {out.spills} spills, {out.shared_bytes:,} B SMEM"
-        )
-    return "; ".join(parts)
+def _measured(p: PlannedConfig) -> tuple[Measured, ...]:
+    """The numbers a chosen config is explained with, per (spec, target)."""
+    return tuple(Measured(e.spec, e.verdict.arch, e.verdict.occupancy.occupancy, e.verdict.occupancy.warps_per_sm,
+                          e.verdict.occupancy.limiter, e.verdict.outcome.registers, e.verdict.outcome.spills,
+                          e.verdict.outcome.shared_bytes) for e in p.evidence)
 
 
 def _raised(c: ConfigValue, warps: int) -> ConfigValue:
@@ -176,7 +178,8 @@ def decide(
 
     ``reports``: one KernelReport per launch spec (verdicts for the configs in the source, per
     target). ``candidates``: reports holding verdicts for configs ``decide`` asked for before.
-    Raises UserError when no config can launch (with the check stage's largest-fitting tile).
+    Raises ``NoCommonConfig`` (a UserError) when no config can launch on every (spec, target),
+    with the check stage's largest fitting tiles.
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -192,7 +195,7 @@ def decide(
     base = dict(variant=variant, site=site, targets=targets, specs=specs)
 
     kept: list[PlannedConfig] = []
-    dropped: list[tuple[ConfigValue, str]] = []
+    dropped: list[Dropped] = []
     for i, c in enumerate(site.configs):
         ev = facts.evidence(c)
         if ev is None:
@@ -200,13 +203,14 @@ def decide(
         if all(e.verdict.launchable for e in ev):
             kept.append(PlannedConfig(c, i, None, ev))
         else:
-            dropped.append((c, f"cannot launch: {_why_not(ev)}"))
+            dropped.append(Dropped(c, CANNOT_LAUNCH, _refused(ev)))
     if not kept:
-        raise UserError(_nothing_launches(site, usable))
+        archs = tuple(sorted({v.arch for r in usable for v in r.verdicts}))
+        raise NoCommonConfig(site.ident, archs, tuple(f for r in usable for f in r.largest_fit))
 
-    lines = [f"drop {c.label()}: {why}" for c, why in dropped]
+    lines: list[Fact] = list(dropped)
     if variant == "prune":
-        lines.append(f"keep {len(kept)} launchable config(s): " + ", ".join(p.config.label() for p in kept))
+        lines.append(KeptLaunchable(tuple(p.config for p in kept)))
         return Decision(**base, configs=tuple(kept), dropped=tuple(dropped), explanation=tuple(lines))
 
     choice, needs, notes = _best_raised(site, kept, facts)
@@ -215,12 +219,8 @@ def decide(
     lines += notes
 
     if variant == "v1":
-        lines.append(
-            f"keep one config, {choice.config.label()}: the highest occupancy reachable by raising "
-            f"num_warps without new spills ({_occ_text(choice)}); a single config is never benchmarked, "
-            "so warm-up costs nothing and CUDA-graph capture is safe"
-        )
-        dropped += [(p.config, "v1 keeps a single config") for p in kept if config_key(p.config) != config_key(choice.config)]
+        lines.append(SingleConfig(choice.config, _measured(choice)))
+        dropped += [Dropped(p.config, SINGLE_CONFIG) for p in kept if config_key(p.config) != config_key(choice.config)]
         return Decision(**base, configs=(choice,), dropped=tuple(dropped), explanation=tuple(lines))
 
     if variant == "v2":
@@ -228,7 +228,8 @@ def decide(
         have = {config_key(p.config) for p in out}
         if config_key(choice.config) not in have:
             out.append(choice)
-            lines.append(f"add {choice.config.label()}: {_occ_text(choice)}")
+            low = min(p.config.effective_num_warps for p in kept if tile_key(p.config) == tile_key(choice.config))
+            lines.append(WarpsRaised(choice.config, low, _measured(choice)))
         plus = _plus_stage(choice.config)
         ev = facts.evidence(plus)
         if ev is None:
@@ -236,44 +237,37 @@ def decide(
         if config_key(plus) in have:
             pass
         elif not all(e.verdict.launchable for e in ev):
-            lines.append(f"skip {plus.label()}: {_why_not(ev)}")
+            lines.append(StageRejected(plus, _refused(ev)))
         else:
             p = PlannedConfig(plus, None, choice.kept if choice.kept is not None else choice.template, ev)
             if p.max_spills > choice.max_spills:
-                lines.append(f"skip {plus.label()}: {p.max_spills} spills (vs {choice.max_spills} at num_stages={choice.config.effective_num_stages})")
+                lines.append(StageSpill(plus, p.max_spills, choice.max_spills, choice.config.effective_num_stages))
             else:
                 out.append(p)
-                lines.append(f"add {plus.label()}: {_occ_text(p)}")
-        lines.append(f"{len(out)} configs: the autotuner benchmarks them at warm-up (capture CUDA graphs after warm-up)")
+                lines.append(StageAdded(plus, choice.config.effective_num_stages, _measured(p)))
+        lines.append(BenchmarkedAtWarmup(len(out)))
         return Decision(**base, configs=tuple(out), dropped=tuple(dropped), explanation=tuple(lines))
 
     # v3
     tile = tile_key(choice.config)
     lower = min((p for p in kept if tile_key(p.config) == tile), key=lambda p: p.config.effective_num_warps)
     if config_key(lower.config) == config_key(choice.config):
-        return Decision(
-            **base,
-            skipped=f"v3 needs the tile {choice.config.label()} at two warp counts, but raising num_warps "
-            "gives no launchable config without new spills; use v1",
-        )
+        return Decision(**base, skipped=NoSecondWarpCount(choice.config))
     pair = sorted([lower, choice], key=lambda p: (p.kept is None, p.kept if p.kept is not None else 0))
-    dropped += [(p.config, "v3 keeps the chosen tile at two warp counts") for p in kept if config_key(p.config) not in {config_key(lower.config), config_key(choice.config)}]
-    lines.append(
-        f"keep {lower.config.label()} and {choice.config.label()} and key on a batch-size bucket, so the "
-        "autotuner picks the warp count per bucket (warm-up: distinct keys x 2 configs)"
-    )
+    dropped += [Dropped(p.config, TWO_WARP_COUNTS) for p in kept if config_key(p.config) not in {config_key(lower.config), config_key(choice.config)}]
+    lines.append(BucketKeyed(lower.config, choice.config))
     return Decision(**base, configs=tuple(pair), dropped=tuple(dropped), add_bs_bucket=True, explanation=tuple(lines))
 
 
 def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):
-    """v1's choice: (PlannedConfig, candidates still needed, explanation lines)."""
+    """v1's choice: (PlannedConfig, candidates still needed, the candidates it passed over)."""
     tiles: dict[tuple, list[PlannedConfig]] = {}
     for p in kept:
         tiles.setdefault(tile_key(p.config), []).append(p)
     originals = {config_key(c): i for i, c in enumerate(site.configs or ())}
     needs: list[ConfigValue] = []
     options: list[tuple[tuple, PlannedConfig]] = []
-    notes: list[str] = []
+    notes: list[Fact] = []
     for order, (tile, members) in enumerate(tiles.items()):
         low = min(members, key=lambda p: p.config.effective_num_warps)
         options.append((_rank(low, order), low))
@@ -287,22 +281,14 @@ def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):
                 kept_at = originals.get(config_key(cand))
                 p = PlannedConfig(cand, kept_at, None if kept_at is not None else low.kept, ev)
                 if p.max_spills > low.max_spills:
-                    notes.append(f"not {cand.label()}: {p.max_spills} spills (vs {low.max_spills} at {low.config.effective_num_warps} warps)")
+                    notes.append(WarpsSpill(cand, p.max_spills, low.max_spills, low.config.effective_num_warps))
                 else:
                     options.append((_rank(p, order), p))
             else:
-                notes.append(f"not {cand.label()}: {_why_not(ev)}")
+                notes.append(WarpsRejected(cand, _refused(ev)))
             w *= 2
     if needs:
         return None, needs, []
     best = min(options, key=lambda o: o[0])[1]
     return best, [], notes
 
-
-def _nothing_launches(site: AutotuneSite, reports: Sequence[KernelReport]) -> str:
-    archs = ", ".join(sorted({v.arch for r in reports for v in r.verdicts}))
-    msg = f"{site.ident}: no config can launch on {archs}"
-    fits = [f"{arch}: {text}" for r in reports for arch, text in r.largest_fit]
-    if fits:
-        return msg + "; by the fitted SMEM model (an estimate) the largest tile that fits is " + "; ".join(fits) + ": add such a config and re-run"
-    return msg + "; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run"

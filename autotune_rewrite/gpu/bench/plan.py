@@ -80,7 +80,9 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
     for v in variants:
         decision, _ = _decide(v, site, reports, root, result.targets, workers, None, True)
         if decision.skipped:
-            notes.append(f"{v}: not applicable ({decision.skipped})")
+            from autotune_rewrite.output.explain import fact  # the words live in output/
+
+            notes.append(f"{v}: not applicable ({fact(decision.skipped)})")
             continue
         for p in decision.configs:
             configs.setdefault(config_key(p.config), p.config)

@@ -1,0 +1,259 @@
+"""Words for the typed facts the stages return: why a config cannot launch, the largest tile that
+fits, the check notes, and what a variant decided and why.
+
+The stages hand over data (``check/findings.py``, ``rewrite/facts.py``); the sentences are
+chosen here, once, and used by the check tables, the rewrite summary, the JSON's human
+strings, the commit message and the PR body, so every place says the same thing the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import singledispatch
+
+from autotune_rewrite.check import findings as cf
+from autotune_rewrite.check.evidence import ConfigVerdict
+from autotune_rewrite.model import to_jsonable
+from autotune_rewrite.rewrite import facts as rf
+
+
+# --------------------------------------------------------------------------- why it cannot launch
+@singledispatch
+def refusal(r) -> str:
+    """One refusal (a failed compile or the limit that leaves no block), in numbers."""
+    raise TypeError(f"no words for {type(r).__name__}")
+
+
+@refusal.register
+def _(r: cf.CompileFailed) -> str:
+    where = f" ({r.file}:{r.line})" if r.file else ""
+    return f"compile {'crashed' if r.crashed else 'error'}: {r.error}{where}"
+
+
+@refusal.register
+def _(r: cf.TooManyThreads) -> str:
+    return f"{r.threads:,} threads (num_warps={r.num_warps}) > {r.limit:,} per block"
+
+
+@refusal.register
+def _(r: cf.TooManyRegistersPerThread) -> str:
+    return f"registers {r.registers}/thread > {r.limit} per thread"
+
+
+@refusal.register
+def _(r: cf.TooManyRegistersPerBlock) -> str:
+    text = f"registers {r.registers}/thread x {r.threads:,} threads > {r.limit:,} per block"
+    if r.held != r.registers * r.threads:
+        text += f" ({r.held:,} as allocated)"
+    return text
+
+
+@refusal.register
+def _(r: cf.SmemOverOptin) -> str:
+    static = f" (+{r.static_bytes:,} B static)" if r.static_bytes else ""
+    return (f"shared memory {r.shared_bytes:,} B{static} > {r.limit:,} B opt-in limit of {r.arch}, "
+            f"over by {r.shared_bytes - r.limit:,} B")
+
+
+@refusal.register
+def _(r: cf.SmemOverBlock) -> str:
+    return (f"shared memory {r.shared_bytes:,} B + {r.static_bytes:,} B static + {r.reserved_bytes:,} B reserved "
+            f"= {r.allocated:,} B allocated > {r.limit:,} B per block on {r.arch}")
+
+
+@refusal.register
+def _(r: cf.TmemOver) -> str:
+    return f"tensor memory {r.columns:,} columns > {r.limit} per SM"
+
+
+def verdict_reason(v: ConfigVerdict) -> str | None:
+    """Why this config cannot launch on its target, in numbers; None when it launches."""
+    r = v.refusal
+    return None if r is None else refusal(r)
+
+
+def occupancy_reason(blocked: cf.Blocked | None) -> str | None:
+    return None if blocked is None else refusal(blocked)
+
+
+# --------------------------------------------------------------------------- the SMEM model's bound
+def largest_fit(fit: cf.LargestFit) -> str:
+    """``BLOCK_T <= 16 at BLOCK_H=16, num_stages=2 (predicted 61,568 B of 101,376 B)``."""
+    others = ", ".join(f"{k}={x}" for k, x in fit.held)
+    where = f" at {others}" if others else ""
+    if fit.value is None:
+        return f"no {fit.param} fits{where}"
+    return f"{fit.param} <= {fit.value}{where} (predicted {fit.predicted_bytes:,} B of {fit.limit:,} B)"
+
+
+def largest_fits(fits: Iterable[cf.LargestFit]) -> dict[str, str]:
+    """Per target arch, its bounds in one line (model order), as the tables and JSON show them."""
+    out: dict[str, list[str]] = {}
+    for f in fits:
+        out.setdefault(f.arch, []).append(largest_fit(f))
+    return {arch: "; ".join(parts) for arch, parts in out.items()}
+
+
+# --------------------------------------------------------------------------- check notes
+@singledispatch
+def note(n) -> str:
+    raise TypeError(f"no words for {type(n).__name__}")
+
+
+@note.register
+def _(n: cf.Spills) -> str:
+    return (f"{n.arch} {n.config} (launch spec {n.spec}): spills {n.spills} registers to local memory "
+            f"({n.registers} registers/thread)")
+
+
+@note.register
+def _(n: cf.AssumedDtype) -> str:
+    return (f"pointer dtypes assumed (--assume-dtype): {', '.join(n.params)}; numbers for this spec are "
+            "estimates until the real dtypes are in the launch spec")
+
+
+@note.register
+def _(n: cf.UnknownInts) -> str:
+    return (f"int parameters compiled without a known value (no divisibility-16 hint, not folded when 1): "
+            f"{', '.join(n.params)}; give values = {{ ... }} in the launch spec to match a launch")
+
+
+# --------------------------------------------------------------------------- rewrite decisions
+def _refused(refused: Iterable[rf.Refused]) -> str:
+    return "; ".join(f"{r.arch} ({r.spec}): {refusal(r.refusal) if r.refusal else None}" for r in refused)
+
+
+def _measured(measured: Iterable[rf.Measured]) -> str:
+    return "; ".join(
+        f"{m.arch}/{m.spec}: {m.occupancy:.1%} occupancy ({m.warps_per_sm} warps/SM, limited by {m.limiter}), "
+        f"{m.registers} regs, {m.spills} spills, {m.shared_bytes:,} B SMEM"
+        for m in measured
+    )
+
+
+def dropped_why(d: rf.Dropped) -> str:
+    """Why a config is not in the variant's list (the JSON's ``why``)."""
+    if d.reason == rf.CANNOT_LAUNCH:
+        return f"cannot launch: {_refused(d.refused)}"
+    if d.reason == rf.SINGLE_CONFIG:
+        return "v1 keeps a single config"
+    if d.reason == rf.TWO_WARP_COUNTS:
+        return "v3 keeps the chosen tile at two warp counts"
+    raise ValueError(f"no words for drop reason {d.reason!r}")
+
+
+@singledispatch
+def fact(f) -> str:
+    """One line of a decision's explanation."""
+    raise TypeError(f"no words for {type(f).__name__}")
+
+
+@fact.register
+def _(f: rf.Dropped) -> str:
+    return f"drop {f.config.label()}: {dropped_why(f)}"
+
+
+@fact.register
+def _(f: rf.KeptLaunchable) -> str:
+    return f"keep {len(f.configs)} launchable config(s): " + ", ".join(c.label() for c in f.configs)
+
+
+@fact.register
+def _(f: rf.WarpsRejected) -> str:
+    return f"not {f.config.label()}: {_refused(f.refused)}"
+
+
+@fact.register
+def _(f: rf.WarpsSpill) -> str:
+    return f"not {f.config.label()}: {f.spills} spills (vs {f.base_spills} at {f.base_warps} warps)"
+
+
+@fact.register
+def _(f: rf.SingleConfig) -> str:
+    return (f"keep one config, {f.config.label()}: the highest occupancy reachable by raising num_warps without "
+            f"new spills ({_measured(f.measured)}); a single config is never benchmarked, so warm-up costs "
+            "nothing and CUDA-graph capture is safe")
+
+
+@fact.register
+def _(f: rf.WarpsRaised) -> str:
+    return f"add {f.config.label()}: {_measured(f.measured)}"
+
+
+@fact.register
+def _(f: rf.StageAdded) -> str:
+    return f"add {f.config.label()}: {_measured(f.measured)}"
+
+
+@fact.register
+def _(f: rf.StageRejected) -> str:
+    return f"skip {f.config.label()}: {_refused(f.refused)}"
+
+
+@fact.register
+def _(f: rf.StageSpill) -> str:
+    return f"skip {f.config.label()}: {f.spills} spills (vs {f.base_spills} at num_stages={f.base_stages})"
+
+
+@fact.register
+def _(f: rf.BenchmarkedAtWarmup) -> str:
+    return f"{f.configs} configs: the autotuner benchmarks them at warm-up (capture CUDA graphs after warm-up)"
+
+
+@fact.register
+def _(f: rf.BucketKeyed) -> str:
+    return (f"keep {f.lower.label()} and {f.upper.label()} and key on a batch-size bucket, so the autotuner "
+            "picks the warp count per bucket (warm-up: distinct keys x 2 configs)")
+
+
+@fact.register
+def _(f: rf.NoSecondWarpCount) -> str:
+    return (f"v3 needs the tile {f.config.label()} at two warp counts, but raising num_warps gives no "
+            "launchable config without new spills; use v1")
+
+
+def explanation(decision) -> list[str]:
+    """A ``variants.Decision``'s explanation, one line per fact."""
+    return [fact(f) for f in decision.explanation]
+
+
+def why(reason) -> str:
+    """A skipped or failed kernel's reason: a fact (worded here) or an error's message."""
+    return reason if isinstance(reason, str) else fact(reason)
+
+
+def subject(decision) -> str:
+    """A Dependabot-style commit subject for a ``variants.Decision``."""
+    k, arch = decision.site.kernel, "/".join(decision.targets)
+    if decision.variant == "prune":
+        n = len(decision.dropped)
+        return f"Drop {n} config{'s' if n != 1 else ''} that cannot launch from {k} on {arch}"
+    if decision.variant == "v1":
+        return f"Force num_warps={decision.configs[0].config.effective_num_warps} for {k} on {arch}"
+    if decision.variant == "v2":
+        return f"Add higher-warp and num_stages+1 configs to {k} on {arch}"
+    return f"Key {k} autotuning on batch-size bucket on {arch}"
+
+
+def recheck_refused(err: rf.RecheckRefused) -> str:
+    return f"{err.ident}: rewritten config {err.config.label()} does not launch on {err.arch}: {refusal(err.refusal)}"
+
+
+def no_common_config(err: rf.NoCommonConfig) -> str:
+    msg = f"{err.ident}: no config can launch on {', '.join(err.archs)}"
+    fits = largest_fits(err.fits)
+    if fits:
+        return (msg + "; by the fitted SMEM model (an estimate) the largest tile that fits is "
+                + "; ".join(f"{arch}: {text}" for arch, text in fits.items()) + ": add such a config and re-run")
+    return msg + "; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run"
+
+
+# --------------------------------------------------------------------------- JSON beside the words
+def fact_json(f) -> dict | None:
+    """A fact's structured fields for ``--format json`` (``kind`` names it); None for a reason
+    that is an error's message."""
+    return None if isinstance(f, str) else to_jsonable(f)
+
+
+__all__ = ["dropped_why", "explanation", "fact", "fact_json", "largest_fit", "largest_fits", "no_common_config",
+           "note", "occupancy_reason", "recheck_refused", "refusal", "subject", "verdict_reason", "why"]

@@ -1,0 +1,180 @@
+"""What a variant's decision rests on, as typed facts with the compiled numbers (no words).
+
+``variants.decide`` returns these in ``Decision.dropped``, ``Decision.explanation`` and
+``Decision.skipped``; ``autotune_rewrite/output/explain.py`` chooses the words (the summary,
+the JSON's ``why``/``explanation`` strings, the commit message and the PR body). Every fact is
+JSON-able through ``model.to_jsonable`` and names itself with ``kind``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autotune_rewrite.check.findings import LargestFit, Refusal
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.model import ConfigValue
+
+# Dropped.reason: why a config is not in the variant's list.
+CANNOT_LAUNCH = "cannot_launch"
+SINGLE_CONFIG = "single_config"  # v1 keeps one config
+TWO_WARP_COUNTS = "two_warp_counts"  # v3 keeps the chosen tile at two warp counts
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A launchable config's numbers on one (launch spec, target)."""
+
+    spec: str
+    arch: str
+    occupancy: float
+    warps_per_sm: int
+    limiter: str
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """One (launch spec, target) a config cannot launch on, and why."""
+
+    spec: str
+    arch: str
+    refusal: Refusal | None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    config: ConfigValue
+    reason: str  # CANNOT_LAUNCH | SINGLE_CONFIG | TWO_WARP_COUNTS
+    refused: tuple[Refused, ...] = ()  # for CANNOT_LAUNCH
+    kind: str = field(default="dropped", init=False)
+
+
+@dataclass(frozen=True)
+class KeptLaunchable:
+    """prune: the launchable configs, all kept."""
+
+    configs: tuple[ConfigValue, ...]
+    kind: str = field(default="kept_launchable", init=False)
+
+
+@dataclass(frozen=True)
+class WarpsRejected:
+    """A tile at more warps that cannot launch somewhere."""
+
+    config: ConfigValue
+    refused: tuple[Refused, ...]
+    kind: str = field(default="warps_rejected", init=False)
+
+
+@dataclass(frozen=True)
+class WarpsSpill:
+    """A tile at more warps that spills more than at its lowest launchable warp count."""
+
+    config: ConfigValue
+    spills: int
+    base_spills: int
+    base_warps: int
+    kind: str = field(default="warps_spill", init=False)
+
+
+@dataclass(frozen=True)
+class SingleConfig:
+    """v1's one config: the highest occupancy reachable by raising num_warps without new spills."""
+
+    config: ConfigValue
+    measured: tuple[Measured, ...]
+    kind: str = field(default="single_config", init=False)
+
+
+@dataclass(frozen=True)
+class WarpsRaised:
+    """v2 adds v1's choice: the tile at more warps than the source has."""
+
+    config: ConfigValue
+    from_warps: int
+    measured: tuple[Measured, ...]
+    kind: str = field(default="warps_raised", init=False)
+
+
+@dataclass(frozen=True)
+class StageAdded:
+    """v2 adds the choice at num_stages+1."""
+
+    config: ConfigValue
+    from_stages: int
+    measured: tuple[Measured, ...]
+    kind: str = field(default="stage_added", init=False)
+
+
+@dataclass(frozen=True)
+class StageRejected:
+    config: ConfigValue
+    refused: tuple[Refused, ...]
+    kind: str = field(default="stage_rejected", init=False)
+
+
+@dataclass(frozen=True)
+class StageSpill:
+    config: ConfigValue
+    spills: int
+    base_spills: int
+    base_stages: int
+    kind: str = field(default="stage_spill", init=False)
+
+
+@dataclass(frozen=True)
+class BenchmarkedAtWarmup:
+    """Several configs: the autotuner benchmarks them at warm-up."""
+
+    configs: int
+    kind: str = field(default="benchmarked_at_warmup", init=False)
+
+
+@dataclass(frozen=True)
+class BucketKeyed:
+    """v3: the tile at two warp counts, keyed on a batch-size bucket."""
+
+    lower: ConfigValue
+    upper: ConfigValue
+    kind: str = field(default="bucket_keyed", init=False)
+
+
+@dataclass(frozen=True)
+class NoSecondWarpCount:
+    """v3 does not apply: raising num_warps gives no launchable config without new spills."""
+
+    config: ConfigValue
+    kind: str = field(default="no_second_warp_count", init=False)
+
+
+Fact = (Dropped | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | WarpsRaised | StageAdded
+        | StageRejected | StageSpill | BenchmarkedAtWarmup | BucketKeyed)
+
+
+class NoCommonConfig(UserError):
+    """No config launches on every (launch spec, target) of a kernel; ``fits`` are the check
+    stage's largest fitting tiles. The message is worded by ``output/explain.py``."""
+
+    def __init__(self, ident: str, archs: tuple[str, ...], fits: tuple[LargestFit, ...]):
+        super().__init__(ident)
+        self.ident, self.archs, self.fits = ident, archs, fits
+
+    def __str__(self) -> str:
+        from autotune_rewrite.output.explain import no_common_config  # words live in output/
+
+        return no_common_config(self)
+
+
+class RecheckRefused(UserError):
+    """A rewritten config does not launch when the rewritten kernel is compiled again."""
+
+    def __init__(self, ident: str, config: ConfigValue, arch: str, refusal: Refusal | None):
+        super().__init__(ident)
+        self.ident, self.config, self.arch, self.refusal = ident, config, arch, refusal
+
+    def __str__(self) -> str:
+        from autotune_rewrite.output.explain import recheck_refused  # words live in output/
+
+        return recheck_refused(self)
