@@ -95,7 +95,7 @@ def heartbeat_seconds() -> float:
 
 
 @contextlib.contextmanager
-def _heartbeat(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+def _heartbeat(label: str, unit: str, before: str) -> Iterator[Callable[[int, int], None]]:
     """A CI log gets no bar, but a silent ten-minute compile looks hung: every few seconds one
     plain line (``compiling 37/120 configs, 40 s``) from a daemon thread, so a single long
     compile between two progress calls still shows the run is alive."""
@@ -109,8 +109,11 @@ def _heartbeat(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
         while not stop.wait(interval):
             seconds = int(time.monotonic() - start)
             total = state["total"]
-            count = f" {state['done']}/{total}{' ' + unit if unit else ''}" if total else ""
-            console.print(f"{label}{count}, {seconds} s", markup=False, highlight=False)
+            if total:
+                line = f"{label} {state['done']}/{total}{' ' + unit if unit else ''}, {seconds} s"
+            else:  # nothing counted yet: say what the run is doing instead
+                line = f"{before or label}, {seconds} s"
+            console.print(line, markup=False, highlight=False)
 
     def update(done: int, total: int) -> None:
         state.update(done=done, total=total)
@@ -127,11 +130,12 @@ def _heartbeat(label: str, unit: str) -> Iterator[Callable[[int, int], None]]:
 
 
 @contextlib.contextmanager
-def progress_bar(label: str, unit: str = "") -> Iterator[Optional[Callable[[int, int], None]]]:
+def progress_bar(label: str, unit: str = "", before: str = "") -> Iterator[Optional[Callable[[int, int], None]]]:
     """A ``(done, total)`` callback drawing a transient bar on stderr when it is a terminal;
-    otherwise (pipes, CI logs: no escape codes) a heartbeat line every few seconds."""
+    otherwise (pipes, CI logs: no escape codes) a heartbeat line every few seconds. ``before``:
+    what the heartbeat says while nothing has been counted yet."""
     if not sys.stderr.isatty():
-        with _heartbeat(label, unit) as update:
+        with _heartbeat(label, unit, before) as update:
             yield update
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn

@@ -330,4 +330,4 @@ def print_github(result: CheckResult, strict: bool = False) -> None:
 # --------------------------------------------------------------------------- progress
 def progress_bar():
     """A callback ``(done, total)`` for the compiles; a bar only when stderr is a terminal."""
-    return output.progress_bar("compiling", "configs")
+    return output.progress_bar("compiling", "configs", before="scanning and isolating kernels")
