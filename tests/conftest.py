@@ -97,9 +97,9 @@ def _has_gpu() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if _has_gpu():
+    gpu = [item for item in items if "gpu" in item.keywords]
+    if not gpu or _has_gpu():  # importing torch costs seconds: only when a GPU test was collected
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the device machine")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    for item in gpu:
+        item.add_marker(skip)

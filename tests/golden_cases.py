@@ -8,11 +8,13 @@ without expected files fails its tests instead of being skipped.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from autotune_rewrite.rewrite.variants import VARIANTS
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+# Another folder only for the test that proves how a broken case folder fails.
+GOLDEN = Path(os.environ.get("AUTOTUNE_REWRITE_GOLDEN_DIR") or Path(__file__).resolve().parents[1] / "golden")
 
 __all__ = ["GOLDEN", "VARIANTS", "case_names", "input_tree", "expected_dir"]
 
