@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from autotune_rewrite.check import launch_spec
-from autotune_rewrite.gpu.capture import hooks, records, run as capture_run, stanza
+from autotune_rewrite.gpu.capture import capture as capture_run, hooks, records, stanza
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.settings import load_settings
 from capture_helpers import FIXTURES, launch, load_fixture
