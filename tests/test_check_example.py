@@ -22,6 +22,8 @@ import pytest
 ROOT = Path(__file__).parents[1]
 EXAMPLE = ROOT / "examples" / "sm120_mla_decode"
 KERNEL = "_mma_sparse_decode_split_kernel"
+# With test_golden's case and bench's plan of the example on one xdist worker: compiled once.
+pytestmark = pytest.mark.xdist_group("sm120_mla_decode")
 
 @pytest.fixture(scope="module")
 def env(cache) -> dict:

@@ -48,7 +48,8 @@ def _regenerate(case: str, variant: str, actual: dict[str, bytes]) -> None:
 
 @pytest.mark.skipif(triton_version() != GOLDEN_TRITON and not REGEN, reason=f"golden numbers are Triton {GOLDEN_TRITON}'s")
 @pytest.mark.parametrize("variant", VARIANTS)
-@pytest.mark.parametrize("case", case_names())
+# One xdist worker per case (--dist loadgroup): a case's compiles are then done once, not raced.
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xdist_group(c)) for c in case_names()])
 def test_golden(case, variant, tmp_path, cache):
     folder = expected_dir(case)
     if not REGEN:
