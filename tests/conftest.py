@@ -18,6 +18,8 @@ GPU tests are skipped where no CUDA device is visible (CI).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -77,6 +79,26 @@ def cache() -> Path:
     that must see a cold compile passes its own ``tmp_path`` instead."""
     SESSION_CACHE.mkdir(parents=True, exist_ok=True)
     return SESSION_CACHE
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Tests of one ``xdist_group`` (they compile the same kernels) never run at the same time on
+    two pytest-xdist workers: the second waits, then reads the first one's compiles from the
+    session cache. ``--dist loadgroup`` would keep them on one worker, but pytest-xdist 3.8 cannot
+    rename pytest 9.2's node ids, so it schedules them like ``load``. The lock spans setup too,
+    where a module fixture does a test's compiles."""
+    groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                     for m in item.iter_markers("xdist_group")})
+    if not groups or not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    SESSION_CACHE.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as held:
+        for group in groups:  # sorted: two workers take two locks in the same order
+            lock = held.enter_context(open(SESSION_CACHE / f".group-{group}.lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def pytest_unconfigure(config):
