@@ -86,8 +86,8 @@ def pytest_runtest_protocol(item, nextitem):
     """Tests of one ``xdist_group`` (they compile the same kernels) never run at the same time on
     two pytest-xdist workers: the second waits, then reads the first one's compiles from the
     session cache. ``--dist loadgroup`` would keep them on one worker, but pytest-xdist 3.8 cannot
-    rename pytest 9.2's node ids, so it schedules them like ``load``. The lock spans setup too,
-    where a module fixture does a test's compiles."""
+    rename pytest 9.2's node ids, so it schedules them like ``load`` (pytest-xdist issue #1386).
+    The lock spans setup too, where a module fixture does a test's compiles."""
     groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                      for m in item.iter_markers("xdist_group")})
     if not groups or not os.environ.get("PYTEST_XDIST_WORKER"):

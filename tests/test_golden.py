@@ -27,7 +27,7 @@ def _rendered(case: str, variant: str, tmp_path, cache) -> dict[str, bytes]:
     """What the pipeline produces for this case and variant: expected file name -> bytes."""
     root = tmp_path / case
     shutil.copytree(input_tree(case), root, ignore=shutil.ignore_patterns("__pycache__"))
-    run = run_rewrites(root, variant, workers=1, cache_dir=cache, display_path=".")
+    run = run_rewrites(root, variant, workers=2, cache_dir=cache, display_path=".")
     out = {f"{variant}.diff": run.diff.encode("utf-8")}
     for kr in run.kernels:
         if kr.changes:
