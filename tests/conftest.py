@@ -55,12 +55,12 @@ def _temporary(env_var: str, prefix: str) -> Path:
 
 def _session_compile_cache() -> Path:
     if os.environ.get("AUTOTUNE_REWRITE_TEST_COLD") == "1":
-        return _temporary("AUTOTUNE_REWRITE_TEST_CACHE", "autotune-rewrite-cold-")
+        return _temporary("AUTOTUNE_REWRITE_TEST_CACHE", "autotune-rewrite-tests-cold-")
     return ROOT / ".pytest-autotune-cache" / _engine_digest()
 
 
 def _private_triton_home() -> Path:
-    return _temporary("AUTOTUNE_REWRITE_TEST_TRITON_HOME", "autotune-rewrite-triton-")
+    return _temporary("AUTOTUNE_REWRITE_TEST_TRITON_HOME", "autotune-rewrite-tests-triton-")
 
 
 SESSION_CACHE = _session_compile_cache()
