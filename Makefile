@@ -4,6 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 TOOL   := $(VENV)/bin/autotune-rewrite
 EXAMPLE := examples/sm120_mla_decode
+# pytest-xdist workers; `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
 
 .PHONY: setup demo test clean
 
@@ -19,7 +21,7 @@ demo: setup
 	TOOL=$(TOOL) EXAMPLE=$(EXAMPLE) bash scripts/demo.sh
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis .pytest-autotune-cache

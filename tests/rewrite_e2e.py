@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from golden_cases import input_tree
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rewrite"
 
 
 def cli(*args, cwd, cache: Path, check_rc=None) -> subprocess.CompletedProcess:
@@ -35,7 +34,7 @@ def git(cwd, *args, text=True) -> str:
 
 def make_repo(tmp: Path, fixture: str) -> Path:
     root = tmp / fixture
-    shutil.copytree(FIXTURES / fixture, root, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(input_tree(fixture), root, ignore=shutil.ignore_patterns("__pycache__"))
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "Test User")
     git(root, "config", "user.email", "test@example.com")
@@ -62,9 +61,3 @@ def state(root: Path) -> dict:
         "status": git(root, "status", "--porcelain", "--untracked-files=all"),
     }
 
-
-@pytest.fixture(scope="session")
-def cache(tmp_path_factory):
-    """One compile cache for every rewrite end-to-end test of the session (each fixture's
-    kernels are compiled once, whichever test comes first)."""
-    return tmp_path_factory.mktemp("rewrite-compile-cache")

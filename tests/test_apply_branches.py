@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from rewrite_e2e import cache, cli, git, make_repo, state  # noqa: F401 (cache is a fixture)
+from rewrite_e2e import cli, git, make_repo, state
 
 
 BRANCH = "autotune-rewrite/sm_120/_proj_kernel-v1"
@@ -88,10 +88,10 @@ def test_all_variants_one_branch_each_from_base(tmp_path, cache):
 def test_not_a_git_checkout_exits_2(tmp_path, cache):
     import shutil
 
-    from rewrite_e2e import FIXTURES
+    from golden_cases import input_tree
 
     plain = tmp_path / "plain"
-    shutil.copytree(FIXTURES / "proj_comprehension", plain)
+    shutil.copytree(input_tree("proj_comprehension"), plain)
     proc = cli("apply", "--variant", "v1", ".", cwd=plain, cache=cache, check_rc=2)
     assert "not a git checkout" in proc.stderr
 

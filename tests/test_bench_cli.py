@@ -97,9 +97,10 @@ def test_parse_config_labels():
             parse_config(bad)
 
 
-def test_plan_of_the_example_follows_the_pipelines_decisions(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUTOTUNE_REWRITE_CACHE_DIR", str(tmp_path / "cache"))
-    p = plan(EXAMPLE, SPLIT, ["prune", "v1", "v3"], workers=1, also=[parse_config("BLOCK_T=16 w8 s3")])
+@pytest.mark.xdist_group("sm120_mla_decode")  # the example's compiles, shared with test_golden's case
+def test_plan_of_the_example_follows_the_pipelines_decisions():
+    # Compiles through the session's cache (AUTOTUNE_REWRITE_CACHE_DIR, set in conftest).
+    p = plan(EXAMPLE, SPLIT, ["prune", "v1", "v3"], workers=2, also=[parse_config("BLOCK_T=16 w8 s3")])
     w4, w8, s3 = "BLOCK_T=16 w4 s2", "BLOCK_T=16 w8 s2", "BLOCK_T=16 w8 s3"
     assert p.targets == ("sm_120",)
     assert p.original == (w4, "BLOCK_T=32 w4 s2", "BLOCK_T=32 w8 s2")

@@ -18,6 +18,7 @@ from autotune_rewrite.gpu.bench.results import BenchConfig, BenchResult, Measure
 from autotune_rewrite.gpu.bench.bench import bucket_of
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.output import bench as bench_out
+from golden_cases import input_tree
 
 W4, W8, BT32 = "BLOCK_T=16 w4 s2", "BLOCK_T=16 w8 s2", "BLOCK_T=32 w4 s2"
 BATCHES = (1, 8, 96)
@@ -126,13 +127,12 @@ def test_table_goes_to_stderr_and_json_to_stdout(capsys, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def mm_v1(tmp_path_factory):
+def mm_v1(tmp_path_factory, cache):
     from autotune_rewrite.rewrite.diff import run_rewrites
 
     root = tmp_path_factory.mktemp("bench-pr") / "mm_helper"
-    shutil.copytree(Path(__file__).parent / "fixtures" / "rewrite" / "mm_helper", root,
+    shutil.copytree(input_tree("mm_helper"), root,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    cache = tmp_path_factory.mktemp("bench-pr-cache")  # real compiles, kept out of the user's cache
     run = run_rewrites(root, "v1", workers=1, display_path=".", recheck=False, cache_dir=cache)
     (kr,) = [k for k in run.kernels if k.changes]
     return kr, run

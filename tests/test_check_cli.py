@@ -37,11 +37,6 @@ def _make_repo(dst: Path, pyproject: str | None = None) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("compile-cache")
-
-
-@pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     return _make_repo(tmp_path_factory.mktemp("check") / "repo")
 

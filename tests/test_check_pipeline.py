@@ -29,11 +29,6 @@ def repo(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cache")
-
-
-@pytest.fixture(scope="module")
 def site(repo):
     return find_site(scan(repo, jobs=1), "kernels/transpose.py::transpose_kernel")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rewrite_e2e import cache, cli, git, make_repo  # noqa: F401 (cache is a fixture)
+from rewrite_e2e import cli, git, make_repo
 
 
 @pytest.mark.parametrize("variant", ["prune", "v1", "v2", "v3"])
