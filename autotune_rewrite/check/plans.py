@@ -1,0 +1,215 @@
+"""Compile plans: the jobs of each (kernel, launch spec) per (target, config), compiled together
+in one run, and the reports their outcomes make.
+
+``build_jobs`` specializes each config as Triton's runtime would (``launch_spec.specialize``);
+``CompileRun`` sends every job of a run through one ``compile_many`` call, so the process pool
+and the outcome cache see them all at once; ``reports_of`` turns outcomes into verdicts, then
+compiles the SMEM probes of every plan in a second round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from autotune_rewrite import tempdirs
+from autotune_rewrite.check import launch_spec, smem_probe
+from autotune_rewrite.check.bundle_cache import lookup
+from autotune_rewrite.check.compile_pool import compile_many
+from autotune_rewrite.check.evidence import (
+    CompileJob,
+    CompileOutcome,
+    ConfigVerdict,
+    KernelBundle,
+    KernelReport,
+    LaunchSpec,
+)
+from autotune_rewrite.check.findings import AssumedDtype, Note, Spills, UnknownInts
+from autotune_rewrite.check.occupancy import occupancy_of
+from autotune_rewrite.disk_cache import default_cache_dir
+from autotune_rewrite.internal_errors import internal_error
+from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
+
+Progress = Callable[[int, int], None]
+
+
+def kernel_bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> KernelBundle:
+    """The kernel cut out of its module: from the bundle cache when its files are unchanged."""
+    path = site.kernel_path or site.path
+    hit = lookup(root, path, site.kernel, cache_dir) if cache_dir is not None else None
+    if hit is not None:
+        return hit
+    from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
+
+    return load_bundle(root, path, site.kernel, cache_dir)
+
+
+# --------------------------------------------------------------------------- targets
+def resolve_targets(archs: Sequence[str | Target] | None) -> tuple[Target, ...]:
+    """Targets by name (``sm_120``, ``rtx-pro-6000``); duplicates dropped; default sm_120."""
+    out: list[Target] = []
+    for a in archs or (DEFAULT_TARGET,):
+        target = a if isinstance(a, Target) else resolve_target(str(a))
+        if all(t.arch.name != target.arch.name or t.name != target.name for t in out):
+            out.append(target)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- jobs
+def build_jobs(
+    site: AutotuneSite,
+    spec: LaunchSpec,
+    configs: Sequence[ConfigValue],
+    archs: Sequence[str | Target],
+    bundle: KernelBundle | None = None,
+    root: Path | str = ".",
+) -> list[CompileJob]:
+    """One job per (target, config), target-major, specialized as the runtime would.
+    ``bundle``: the isolated kernel (built from ``root`` when not given)."""
+    bundle = bundle or kernel_bundle(Path(root), site)
+    jobs = []
+    for target in resolve_targets(archs):
+        for config in configs:
+            spz = launch_spec.specialize(site, spec, config)
+            jobs.append(
+                CompileJob(
+                    bundle=bundle,
+                    signature=spz.signature,
+                    constexprs=spz.constexprs,
+                    divisible_by_16=spz.divisible_by_16,
+                    num_warps=config.effective_num_warps,
+                    num_stages=config.effective_num_stages,
+                    num_ctas=config.effective_num_ctas,
+                    maxnreg=config.maxnreg,
+                    capability=target.arch.capability,
+                )
+            )
+    return jobs
+
+
+def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> ConfigVerdict:
+    """Occupancy rules applied to one compile outcome."""
+    return ConfigVerdict(config=config, arch=target.arch.name, outcome=outcome,
+                         occupancy=occupancy_of(outcome, target.arch))
+
+
+class CompileRun:
+    """The jobs of one run, compiled together (one pool, one cache lookup)."""
+
+    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None):
+        self.workers = workers
+        self.cache_dir = cache_dir
+        self.use_cache = use_cache
+        self.progress = progress
+        self.compiled = 0
+        self.cached = 0
+        # Bundles, scans and SMEM fits are cached beside the compile outcomes (never with --no-cache).
+        self.derived_cache = (cache_dir or default_cache_dir()) if use_cache else None
+
+    def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
+        if not jobs:
+            return []
+        if self.use_cache:
+            outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
+        else:
+            # --no-cache: neither read nor write the user's cache; a private one is dropped after.
+            with tempdirs.temp_dir("nocache") as scratch:
+                outcomes = compile_many(jobs, workers=self.workers, cache_dir=scratch, progress=self.progress)
+        self.cached += sum(1 for o in outcomes if o.cached)
+        self.compiled += sum(1 for o in outcomes if not o.cached)
+        return outcomes
+
+
+# --------------------------------------------------------------------------- per kernel
+@dataclass(frozen=True)
+class Plan:
+    site: AutotuneSite
+    spec: LaunchSpec
+    bundle: KernelBundle
+    configs: tuple[ConfigValue, ...]
+    targets: tuple[Target, ...]
+    jobs: tuple[CompileJob, ...]
+
+
+def make_plan(site, spec, bundle, configs, targets) -> Plan:
+    return Plan(site, spec, bundle, tuple(configs), tuple(targets),
+                 tuple(build_jobs(site, spec, configs, targets, bundle)))
+
+
+def verdicts_of(plan: Plan, outcomes: Sequence[CompileOutcome]) -> tuple[ConfigVerdict, ...]:
+    out = []
+    it = iter(outcomes)
+    for target in plan.targets:
+        for config in plan.configs:
+            out.append(verdict(config, target, next(it)))
+    return tuple(out)
+
+
+def notes_of(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
+    spec = plan.spec.name
+    notes: list[Note] = [Spills(spec, v.arch, v.config.label(), v.outcome.spills, v.outcome.registers)
+                         for v in verdicts if v.outcome.spills]
+    if plan.spec.assumed:
+        notes.append(AssumedDtype(spec, tuple(plan.spec.assumed)))
+    unknown = launch_spec.unknown_ints(plan.site, plan.spec)
+    if unknown:
+        notes.append(UnknownInts(spec, tuple(unknown)))
+    return tuple(notes)
+
+
+def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: CompileRun, model: bool) -> list[KernelReport]:
+    """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
+    it = iter(outcomes)
+    verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
+    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
+    wanted = []  # (plan index, target, probe)
+    if model:
+        for i, plan in enumerate(plans):
+            try:
+                mine = [(i, target, p) for target in plan.targets
+                        for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
+            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+                failed[i] = internal_report(plan.site, plan.spec, exc, "the SMEM probes", run)
+                continue
+            wanted += mine
+    probed = run.compile([p.job for _, _, p in wanted])
+    reports = []
+    for i, plan in enumerate(plans):
+        if i in failed:
+            reports.append(failed[i])
+            continue
+        try:
+            reports.append(report_of(plan, verdicts[i], wanted, probed, i, run, model))
+        except Exception as exc:  # noqa: BLE001
+            reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
+    return reports
+
+
+def report_of(plan: Plan, verdicts, wanted, probed, i: int, run: CompileRun, model: bool) -> KernelReport:
+    models, fits = [], []
+    if model:
+        for target in plan.targets:
+            mine = [(p, o) for (j, t, p), o in zip(wanted, probed) if j == i and t is target]
+            fitted, largest = smem_probe.fit(plan.site, plan.spec, target, verdicts, mine, run.derived_cache)
+            models.append((target.arch.name, fitted))
+            fits += largest
+    return KernelReport(
+        site=plan.site,
+        spec=plan.spec,
+        verdicts=verdicts,
+        smem_model=models[0][1] if models else None,
+        smem_models=tuple(models),
+        largest_fit=tuple(fits),
+        notes=notes_of(plan, verdicts),
+    )
+
+
+def internal_report(site: AutotuneSite, spec: LaunchSpec | None, exc: BaseException, stage: str, run: "CompileRun | None") -> KernelReport:
+    cache = run.cache_dir if run is not None else None
+    return KernelReport(site=site, spec=spec, problem=internal_error(site.ident, exc, stage, cache))
+
+
+__all__ = ["CompileRun", "Plan", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "reports_of", "resolve_targets",
+           "verdict", "verdicts_of"]
