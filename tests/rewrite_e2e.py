@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 from golden_cases import input_tree
+from repo_env import pythonpath
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def cli(*args, cwd, cache: Path, check_rc=None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = pythonpath(env=env)
     env["AUTOTUNE_REWRITE_CACHE_DIR"] = str(cache)
     env["NO_COLOR"] = "1"
     raw = subprocess.run([sys.executable, "-m", "autotune_rewrite", *map(str, args)], cwd=cwd, env=env, capture_output=True)

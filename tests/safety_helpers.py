@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from rewrite_e2e import REPO, git
+from repo_env import pythonpath
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -66,7 +67,7 @@ def tiny_repo(tmp: Path, name: str = "repo") -> Path:
 
 def env_for(tmpdir: Path, cache: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = pythonpath(env=env)
     env["AUTOTUNE_REWRITE_CACHE_DIR"] = str(cache)
     env["TMPDIR"] = str(tmpdir)
     env["NO_COLOR"] = "1"

@@ -15,6 +15,7 @@ from autotune_rewrite.gpu.bench.plan import parse_config, plan
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.settings import from_table, load_settings
+from repo_env import pythonpath
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "sm120_mla_decode"
@@ -23,7 +24,7 @@ SPLIT = "_mma_sparse_decode_split_kernel"
 
 def _cli(*args, cwd: Path, env_extra=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1", **(env_extra or {}))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_env import pythonpath
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "sm120_mla_decode"
@@ -22,7 +23,7 @@ SPLIT = "_mma_sparse_decode_split_kernel"
 def test_bench_the_example_on_two_batch_sizes(tmp_path):
     out = tmp_path / "bench"
     env = dict(os.environ, NO_COLOR="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     proc = subprocess.run(
         [sys.executable, "-m", "autotune_rewrite", "bench", str(EXAMPLE), "--kernel", SPLIT, "--variant", "prune",
          "--variant", "v1", "--batch", "1,32", "--out", str(out), "--format", "json"],

@@ -18,13 +18,14 @@ from pathlib import Path
 import pytest
 
 from capture_helpers import FIXTURES
+from repo_env import pythonpath
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _cli(args, cwd, extra_env=None):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = pythonpath(env=env)
     env.update(extra_env or {})
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
@@ -85,7 +86,7 @@ def test_an_existing_sitecustomize_still_runs(tmp_path):
     (site / "sitecustomize.py").write_text("import builtins\nbuiltins.USER_SITECUSTOMIZE = 'ran'\n")
     prog = "import builtins; print(getattr(builtins, 'USER_SITECUSTOMIZE', 'missing'))"
     res = _cli(["capture", "--root", str(tmp_path), "--", sys.executable, "-c", prog], tmp_path,
-               {"PYTHONPATH": os.pathsep.join([str(REPO), str(site)])})
+               {"PYTHONPATH": pythonpath(site)})
     assert res.returncode == 0 and res.stdout == "ran\n"
 
 

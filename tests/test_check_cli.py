@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_env import pythonpath
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 TRANSPOSE = "kernels/transpose.py::transpose_kernel"
@@ -43,7 +44,7 @@ def repo(tmp_path_factory) -> Path:
 
 def run(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_env import pythonpath
 
 ROOT = Path(__file__).parents[1]
 EXAMPLE = ROOT / "examples" / "sm120_mla_decode"
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.xdist_group("sm120_mla_decode")
 @pytest.fixture(scope="module")
 def env(cache) -> dict:
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     return env
 
 

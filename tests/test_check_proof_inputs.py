@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_env import pythonpath
 
 ROOT = Path(__file__).parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -19,7 +20,7 @@ INPUTS = [RESULTS / "check_sm90_example.json", RESULTS / "check_sm90_tiled_matmu
 
 def test_dry_run_reproduces_the_static_specialization():
     pytest.importorskip("torch")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=pythonpath())
     proc = subprocess.run([sys.executable, "benchmarks/h200_driver_proof.py", *map(str, INPUTS), "--dry-run"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

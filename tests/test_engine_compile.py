@@ -26,6 +26,7 @@ from autotune_rewrite.check.evidence import CompileJob, KernelBundle
 from autotune_rewrite.check.occupancy import occupancy, occupancy_of
 from autotune_rewrite.check.smem_model import fit_smem_model, largest_fit, predict, probe_points
 from autotune_rewrite.targets import ARCHS
+from repo_env import pythonpath
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engine"
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +142,7 @@ def test_warm_path_does_not_import_triton(batch):
     )
     # importing this test module pulls pytest, not triton; the warm path must not import triton
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+                         env={**os.environ, "PYTHONPATH": pythonpath()}, check=True)
     assert res.stdout.split()[0] == "False"
 
 
@@ -216,7 +217,7 @@ def test_nothing_written_to_home_or_cwd(batch, tmp_path):
         """
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_")}
-    env.update(HOME=str(home), PYTHONPATH=str(ROOT))
+    env.update(HOME=str(home), PYTHONPATH=pythonpath())
     res = subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     base = outcomes[0]
     assert res.stdout.split() == [str(base.shared_bytes), str(base.registers), "None"]
@@ -278,7 +279,7 @@ def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
             print(o.cached, o.error)
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXAS_OPTIONS": "--no-such-ptxas-flag"}
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "PTXAS_OPTIONS": "--no-such-ptxas-flag"}
     res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     lines = res.stdout.splitlines()
     assert len(lines) == 2
@@ -303,10 +304,12 @@ def test_triton_environment_hides_retargeting_and_restores(monkeypatch, tmp_path
 
 
 def test_compile_job_alone_cleans_up_its_triton_dir():
-    before = set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*"))
+    # This process's folders only: another pytest worker compiling meanwhile makes its own.
+    mine = f"autotune-rewrite-triton-{os.getpid()}-*"
+    before = set(Path(tempfile.gettempdir()).glob(mine))
     out = compile_job(_broken("odd_arange_kernel", 48))
     assert out.error == "arange's range must be a power of 2 (at 3:11)" and not out.cached
-    assert set(Path(tempfile.gettempdir()).glob("autotune-rewrite-triton-*")) <= before
+    assert set(Path(tempfile.gettempdir()).glob(mine)) <= before
 
 
 def test_a_bundle_may_keep_its_autotune_decorator(tmp_path):

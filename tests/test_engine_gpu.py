@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo_env import pythonpath
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_static_numbers_equal_the_driver():
     res = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "gpu_engine_proof.py")],
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True,
     )
     report = json.loads(res.stdout)
     mismatches = [row for row in report["rows"] if not row["match"]]

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from repo_env import pythonpath
 
 ROOT = Path(__file__).resolve().parents[1]
 _PLACES = "import json, triton.knobs as k; print(json.dumps([k.cache.home_dir, k.cache.dir, k.cache.dump_dir, k.cache.override_dir]))"
@@ -63,7 +64,7 @@ def test_a_cli_compile_leaves_no_triton_folder_in_home(tmp_path):
     (repo / "pyproject.toml").write_text(PYPROJECT)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TRITON_") and k not in ("AUTOTUNE_REWRITE_CACHE_DIR", "XDG_CACHE_HOME")}
-    env.update(HOME=str(home), NO_COLOR="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+    env.update(HOME=str(home), NO_COLOR="1", PYTHONPATH=pythonpath(env=env))
     proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--arch", "sm_120",
                            "--format", "json", "-j", "1"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

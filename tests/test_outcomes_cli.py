@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rewrite_e2e import REPO, cli, git, state
+from repo_env import pythonpath
 
 KERNELS = '''\
 import json
@@ -230,7 +231,7 @@ main()
 
 
 def test_an_internal_error_is_one_kernels_outcome_and_exits_2(repo, cache):
-    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", PYTHONPATH=str(REPO))
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", PYTHONPATH=pythonpath())
     proc = subprocess.run([sys.executable, "-c", INJECT, "check", ".", "--kernel", "nolaunch_kernel", "--format",
                            "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2, proc.stderr

@@ -15,6 +15,7 @@ import pytest
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.locate.scan import scan
 from locate_helpers import REPO
+from repo_env import pythonpath
 
 KERNEL = """import triton
 import triton.language as tl
@@ -33,7 +34,7 @@ def kernel(name: str) -> str:
 
 def run_cli(*args, cwd=None):
     env = dict(os.environ, NO_COLOR="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", "scan", *map(str, args)],
                           capture_output=True, text=True, env=env, cwd=cwd)
 

@@ -14,6 +14,7 @@ import pytest
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import Settings, describe, find_project_root, from_table, load_settings
+from repo_env import pythonpath
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -30,7 +31,7 @@ def NAME(X, n, B: tl.constexpr):
 
 def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = pythonpath(env=env)
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", *map(str, args)], capture_output=True,
                           text=True, env=env, cwd=cwd, timeout=600)
 
