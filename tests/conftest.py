@@ -110,7 +110,7 @@ def pytest_report_header(config):
     return f"compile cache: {SESSION_CACHE}; Triton home: {TRITON_HOME}"
 
 
-def _has_gpu() -> bool:
+def has_gpu() -> bool:
     try:
         import torch
     except ImportError:
@@ -120,7 +120,7 @@ def _has_gpu() -> bool:
 
 def pytest_collection_modifyitems(config, items):
     gpu = [item for item in items if "gpu" in item.keywords]
-    if not gpu or _has_gpu():  # importing torch costs seconds: only when a GPU test was collected
+    if not gpu or has_gpu():  # importing torch costs seconds: only when a GPU test was collected
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU; run on the device machine")
     for item in gpu:

@@ -20,6 +20,7 @@ def test_static_numbers_equal_the_driver():
         [sys.executable, str(ROOT / "benchmarks" / "gpu_engine_proof.py")],
         env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True,
     )
+    assert res.stdout, res.stderr[-4000:]
     report = json.loads(res.stdout)
     mismatches = [row for row in report["rows"] if not row["match"]]
     assert res.returncode == 0 and report["all_match"], json.dumps(mismatches, indent=1)
