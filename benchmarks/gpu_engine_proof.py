@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from autotune_rewrite.check.compile_pool import compile_many  # noqa: E402
 from autotune_rewrite.check.evidence import CompileJob, KernelBundle  # noqa: E402
 from autotune_rewrite.check.occupancy import occupancy  # noqa: E402
+from autotune_rewrite.output import explain  # noqa: E402
 from autotune_rewrite.targets import resolve_target  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "engine" / "tiled_dot.py"
@@ -95,7 +96,7 @@ def main() -> int:
         except OutOfResources as exc:  # the autotuner's "inf": our verdict must say it cannot launch
             row = {"config": {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "num_warps": w, "num_stages": s},
                    "static": {"shared": out.shared_bytes, "blocks_per_sm": occ.blocks_per_sm if occ else None,
-                              "reason": occ.reason if occ else out.error},
+                              "reason": explain.occupancy_reason(occ.blocked) if occ else out.error},
                    "driver": {"OutOfResources": str(exc)}}
             row["match"] = occ is not None and occ.blocks_per_sm == 0
             all_match &= row["match"]
