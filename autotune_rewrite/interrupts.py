@@ -19,6 +19,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 from typing import Callable, Iterator
 
 from autotune_rewrite import tempdirs
@@ -50,11 +51,31 @@ def _handler(signum, frame) -> None:
     raise Interrupted(signum)
 
 
+def _unraisable(hook: Callable) -> Callable:
+    """A signal that lands inside a callback Python cannot raise from (an at-fork handler, a
+    ``__del__``) turns ``Interrupted`` into "Exception ignored ... Traceback" and the run would go
+    on to exit 0. Stay silent and deliver the signal again a moment later, from another thread:
+    the handler then raises in the main thread's next code, where every ``finally`` sees it (a
+    signal sent from inside this hook would be handled inside it, unraisable again)."""
+
+    def on_unraisable(info) -> None:
+        if isinstance(info.exc_value, Interrupted):
+            _state["raised"] = False
+            again = threading.Timer(0.01, os.kill, (os.getpid(), info.exc_value.signum))
+            again.daemon = True
+            again.start()
+            return
+        hook(info)
+
+    return on_unraisable
+
+
 def install() -> None:
     """Route SIGINT/SIGTERM to ``Interrupted`` (call once, in the main thread, from the CLI)."""
     _state.update(raised=False, pending=None, defer=0)
     for sig in _SIGNALS:
         signal.signal(sig, _handler)
+    sys.unraisablehook = _unraisable(sys.__unraisablehook__)
 
 
 def reset_in_child(parent: int | None = None) -> None:

@@ -7,13 +7,15 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
 from rewrite_e2e import git, state
+from repo_env import pythonpath
 from safety_helpers import BRANCH, env_for, ours, spawn, tiny_repo
 
-MOMENTS = (0.15, 0.45, 0.75)  # fractions of an uninterrupted cold run: start-up, compiles, git work
+MOMENTS = (0.2, 0.7)  # fractions of an uninterrupted cold run: start-up and compiles, then git work
 
 
 def _full_run_seconds(tmp_path) -> float:
@@ -167,3 +169,31 @@ def _alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_signal_inside_a_callback_python_cannot_raise_from_still_stops_the_run(tmp_path):
+    # The signal lands in a __del__ (as it can in an at-fork handler): Python would print
+    # "Exception ignored ... Traceback" and run on to exit 0; the run must still stop with 143.
+    script = textwrap.dedent(
+        """
+        import os, signal, time
+        from autotune_rewrite import interrupts
+
+        class Dies:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)  # the handler runs here, inside __del__
+
+        def entry():
+            Dies()
+            for _ in range(50):
+                time.sleep(0.1)
+            print("ran to the end")
+
+        interrupts.run(entry, lambda signum: print("stopped", signum))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath()},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 143, (proc.stdout, proc.stderr)
+    assert proc.stdout == "stopped 15\n" and "Traceback" not in proc.stderr, proc.stderr
