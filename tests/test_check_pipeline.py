@@ -76,8 +76,3 @@ def test_unresolved_configs_are_skipped_with_the_reason(repo, cache):
     (report,) = feasibility.check_site(repo, site, [], ["sm_120"], workers=1, cache_dir=cache)
     assert report.verdicts == () and report.status is Status.UNRESOLVED
     assert report.problem.reason is Reason.CONFIGS_UNRESOLVED and report.problem.detail
-
-
-def test_specs_for_reads_the_settings_of_the_root(repo, site):
-    (spec,) = feasibility.specs_for(repo, site)
-    assert spec.name == "fp32" and dict(spec.types)["x_ptr"] == "*fp32"

@@ -107,20 +107,6 @@ def check_site(
     return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
-def specs_for(root: Path | str, site: AutotuneSite, assume_dtype: str | None = None,
-              settings: Settings | None = None) -> tuple[LaunchSpec, ...]:
-    """The launch specs of ``site`` from the settings of ``root``'s project and the source (for
-    callers such as the rewriter that evaluate configs of one site). Raises ``UserError`` with the
-    ready-to-paste stanza when types or values are missing, ``KernelLoadError`` when the kernel
-    cannot be isolated."""
-    settings = settings or Settings.find(root)
-    bundle = kernel_bundle(Path(root), site)
-    resolution = launch_spec.resolve_specs(site, settings.kernels, assume_dtype, bundle.source, settings.where().file)
-    if not resolution.ok:
-        raise launch_spec.missing_error([resolution], settings.source)
-    return resolution.specs
-
-
 def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
                  bundles: dict[int, KernelBundle] | None = None) -> list[KernelReport]:
     """``work``: (site, specs) pairs; sites without configs or bundle come back as skips.
@@ -257,5 +243,5 @@ def _specs_or_needs(resolution: launch_spec.SpecResolution, destination: str) ->
     )
 
 
-__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets", "specs_for",
+__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets",
            "verdict"]

@@ -293,17 +293,6 @@ def settings_destination(settings_file: str | None) -> str:
     return settings_file + " (without the tool.autotune-rewrite prefix)"
 
 
-def missing_error(resolutions: Sequence[SpecResolution], settings_file: str | None = None) -> UserError:
-    """One UserError for every site lacking spec values: a one-line summary, then the stanzas."""
-    bad = [r for r in resolutions if not r.ok]
-    parts = []
-    for r in bad:
-        names = sorted({n for _, lacking in r.missing for n in lacking})
-        parts.append(f"{r.site.ident} ({', '.join(names)})")
-    head = f"missing launch spec values for {'; '.join(parts)}: add to {settings_destination(settings_file)}:"
-    return UserError(head + "\n\n" + "\n\n".join(r.stanza for r in bad))
-
-
 # --------------------------------------------------------------------------- specs of unknown kernels
 def _in_scope(path: str, scope: Sequence[str]) -> bool:
     return not scope or any(path == s or path.startswith(s + "/") for s in scope)
