@@ -33,16 +33,21 @@ def git(cwd, *args, text=True) -> str:
     return out.stdout
 
 
-def make_repo(tmp: Path, fixture: str) -> Path:
-    root = tmp / fixture
-    shutil.copytree(input_tree(fixture), root, ignore=shutil.ignore_patterns("__pycache__"))
+def commit_tree(root: Path, message: str = "fixture") -> Path:
+    """``root`` as a git repository on ``main`` whose one commit holds every file in it."""
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "Test User")
     git(root, "config", "user.email", "test@example.com")
     git(root, "config", "core.autocrlf", "false")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
+    git(root, "commit", "-q", "-m", message)
     return root
+
+
+def make_repo(tmp: Path, fixture: str) -> Path:
+    root = tmp / fixture
+    shutil.copytree(input_tree(fixture), root, ignore=shutil.ignore_patterns("__pycache__"))
+    return commit_tree(root)
 
 
 def state(root: Path) -> dict:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rewrite_e2e import REPO, git
+from rewrite_e2e import commit_tree
 from repo_env import pythonpath
 
 KERNEL = '''import triton
@@ -57,12 +57,7 @@ def tiny_repo(tmp: Path, name: str = "repo") -> Path:
     (root / "tiny" / "__init__.py").write_text("")
     (root / "tiny" / "add.py").write_text(KERNEL)
     (root / "pyproject.toml").write_text(PYPROJECT)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test User")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "tiny kernel")
-    return root
+    return commit_tree(root, "tiny kernel")
 
 
 def env_for(tmpdir: Path, cache: Path, **extra: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rewrite_e2e import REPO, cli, git, state
+from rewrite_e2e import cli, commit_tree, git, state
 from repo_env import pythonpath
 
 KERNELS = '''\
@@ -107,12 +107,7 @@ def repo(tmp_path_factory) -> Path:
     root.mkdir()
     (root / "kern.py").write_text(KERNELS)
     (root / "pyproject.toml").write_text(PYPROJECT)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Test User")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "fixture")
-    return root
+    return commit_tree(root)
 
 
 def _by_kernel(data: dict) -> dict[str, dict]:
