@@ -10,6 +10,7 @@ launch; 2 usage, configuration or internal error (nothing written).
 from __future__ import annotations
 
 import enum
+import sys
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -105,10 +106,9 @@ def _crash(exc: Exception, command: str) -> typer.Exit:
     """A bug of ours outside any one kernel: exit 2 (never 1, which CI reads as "found"), one
     line, the traceback in a file."""
     from autotune_rewrite.internal_errors import internal_error
+    from autotune_rewrite.output.outcomes import problem_line
 
-    problem = internal_error(command, exc, command)
-    where = problem.traceback_file or "(the traceback could not be written)"
-    output.error(f"internal error ({problem.detail}); traceback in {where}; please report it")
+    output.error(problem_line(internal_error(command, exc, command)))
     return typer.Exit(int(ExitCode.ERROR))
 
 
@@ -358,8 +358,18 @@ def bench(
     raise typer.Exit(int(ExitCode.OK))
 
 
+def _app() -> None:
+    """The commands, with a backstop: a bug of ours in any command (scan, capture, bench, ...)
+    exits 2 with one line and the traceback in a file, never Python's traceback and exit 1."""
+    try:
+        app()
+    except Exception as exc:  # noqa: BLE001 - SystemExit (every normal exit) is not an Exception
+        _crash(exc, "autotune-rewrite " + " ".join(sys.argv[1:2]))  # prints the line
+        raise SystemExit(int(ExitCode.ERROR)) from None  # outside click, typer.Exit would not exit
+
+
 def main() -> None:
     from autotune_rewrite import interrupts
 
     # SIGINT/SIGTERM: the temp folders and worktrees go, one line, exit 130/143.
-    interrupts.run(app, output.interrupted)
+    interrupts.run(_app, output.interrupted)

@@ -244,3 +244,26 @@ def test_an_internal_error_is_one_kernels_outcome_and_exits_2(repo, cache):
                           capture_output=True, text=True, timeout=600)
     assert diff.returncode == 2  # the good kernel's diff still comes out:
     assert '-        triton.Config({"BM": 256, "BN": 128}, num_warps=8),' in diff.stdout
+
+
+INJECT_SCAN = """\
+import sys
+from autotune_rewrite.locate import scan
+def buggy(*args, **kwargs):
+    raise KeyError("injected scan bug")
+scan.scan = buggy
+from autotune_rewrite.cli import main
+sys.argv = ["autotune-rewrite", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_bug_in_a_command_without_kernels_exits_2_with_one_line_and_the_traceback_file(repo, cache):
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", PYTHONPATH=pythonpath())
+    proc = subprocess.run([sys.executable, "-c", INJECT_SCAN, "scan", "."], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("error: internal error (KeyError in autotune-rewrite scan: 'injected scan bug')")
+    tb = Path(line.split("traceback in ", 1)[1].split(";", 1)[0])
+    assert tb.parent == cache / "errors" and "KeyError: 'injected scan bug'" in tb.read_text()

@@ -94,6 +94,11 @@ def problem_text(report: KernelReport) -> str | None:
     return None
 
 
+def problem_line(p: Problem) -> str:
+    """A problem outside any one kernel (a bug of ours in the command itself), as one line."""
+    return _problem(p)
+
+
 def _problem(p: Problem) -> str:
     if p.reason is Reason.CONFIGS_UNRESOLVED:
         return f"configs not statically known: {p.detail or 'unresolved'}"
