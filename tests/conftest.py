@@ -23,6 +23,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -71,6 +72,16 @@ os.environ["AUTOTUNE_REWRITE_CACHE_DIR"] = str(SESSION_CACHE)
 os.environ["TRITON_HOME"] = str(TRITON_HOME)
 for _var, _sub in (("TRITON_CACHE_DIR", "cache"), ("TRITON_DUMP_DIR", "dump"), ("TRITON_OVERRIDE_DIR", "override")):
     os.environ[_var] = str(TRITON_HOME / ".triton" / _sub)
+
+# Bytecode for the test processes: this machine and CI set PYTHONDONTWRITEBYTECODE, so each of the
+# suite's CLI subprocesses would compile the package's sources again (about 0.4 s each, the
+# largest share of a cold run's CPU). The session keeps its .pyc files under the gitignored test
+# cache instead, never beside the sources; Python writes them atomically, so xdist workers share.
+PYCACHE = ROOT / ".pytest-autotune-cache" / "pycache"
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+sys.dont_write_bytecode = False
+sys.pycache_prefix = str(PYCACHE)
 
 
 @pytest.fixture(scope="session")
