@@ -74,14 +74,12 @@ for _var, _sub in (("TRITON_CACHE_DIR", "cache"), ("TRITON_DUMP_DIR", "dump"), (
     os.environ[_var] = str(TRITON_HOME / ".triton" / _sub)
 
 # Bytecode for the test processes: this machine and CI set PYTHONDONTWRITEBYTECODE, so each of the
-# suite's CLI subprocesses would compile the package's sources again (about 0.4 s each, the
-# largest share of a cold run's CPU). The session keeps its .pyc files under the gitignored test
-# cache instead, never beside the sources; Python writes them atomically, so xdist workers share.
-PYCACHE = ROOT / ".pytest-autotune-cache" / "pycache"
+# suite's CLI subprocesses would compile the package's sources again (about 0.4 s each). The
+# session lets Python write the checkout's own __pycache__ folders (gitignored; written
+# atomically, so xdist workers share them). Not PYTHONPYCACHEPREFIX: with a prefix Python ignores
+# the installed packages' bytecode and compiles triton and torch again.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 sys.dont_write_bytecode = False
-sys.pycache_prefix = str(PYCACHE)
 
 
 @pytest.fixture(scope="session")
