@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autotune_rewrite.check import check as feasibility  # noqa: E402
+from autotune_rewrite.check import check as check_stage  # noqa: E402
 from autotune_rewrite.check import launch_spec  # noqa: E402
 from autotune_rewrite.check.crosscompile import load_kernel  # noqa: E402
 from autotune_rewrite.check.kernel_loader import load_bundle  # noqa: E402
@@ -93,7 +93,7 @@ def _jobs(root: Path, kernel: str, archs=("sm_120",)):
     site = find_site(scan(root, jobs=1, settings=settings), kernel)
     bundle = load_bundle(root, site.kernel_path, site.kernel)
     specs = launch_spec.resolve_specs(site, settings.kernels, kernel_source=bundle.source).specs
-    return [job for spec in specs for job in feasibility.build_jobs(site, spec, site.configs, archs, bundle)]
+    return [job for spec in specs for job in check_stage.build_jobs(site, spec, site.configs, archs, bundle)]
 
 
 def _cpu() -> float:
@@ -131,7 +131,7 @@ def timed_check(root: Path, kernel: str, workers: int | None, fit_model: bool,
                 cpu: list | None = None) -> tuple[float, object]:
     with tempfile.TemporaryDirectory() as cache:
         start, start_cpu = time.perf_counter(), _cpu()
-        result = feasibility.check(root, kernel=kernel, workers=workers, cache_dir=Path(cache), fit_model=fit_model)
+        result = check_stage.check(root, kernel=kernel, workers=workers, cache_dir=Path(cache), fit_model=fit_model)
         if cpu is not None:  # meaningful for workers=1 only: everything runs in this process
             cpu.append(_cpu() - start_cpu)
         return time.perf_counter() - start, result
@@ -174,7 +174,7 @@ def warm(root: Path, kernel: str, configs: int) -> dict:
             runs.append(time.perf_counter() - start)
         data = json.loads(proc.stdout)
         start = time.perf_counter()
-        feasibility.check(root, kernel=kernel, cache_dir=Path(cache))
+        check_stage.check(root, kernel=kernel, cache_dir=Path(cache))
         in_process = time.perf_counter() - start
     return {
         "jobs": configs,

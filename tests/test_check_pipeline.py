@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check import check as feasibility
+from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.outcomes import Reason, Status
@@ -46,7 +46,7 @@ def test_candidate_configs_and_compile_errors_are_verdicts(repo, cache, site):
         ConfigValue({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=2),  # not in the source
         ConfigValue({"BLOCK_M": 48, "BLOCK_N": 64}, num_warps=4),  # tl.arange needs a power of two
     ]
-    ok, broken = feasibility.evaluate_configs(repo, site, spec, candidates, ["sm_120"], workers=1, cache_dir=cache)
+    ok, broken = check_stage.evaluate_configs(repo, site, spec, candidates, ["sm_120"], workers=1, cache_dir=cache)
     assert ok.arch == "sm_120" and ok.launchable and ok.outcome.shared_bytes == 4 * 128 * 64
     assert ok.occupancy.blocks_per_sm >= 1 and ok.refusal is None
     assert not broken.launchable and broken.occupancy is None
@@ -56,7 +56,7 @@ def test_candidate_configs_and_compile_errors_are_verdicts(repo, cache, site):
 
 def test_one_report_per_spec_and_the_gate(repo, cache, site):
     fp32, fp16 = _spec(site), replace(_spec(site, x_ptr="*fp16", y_ptr="*fp16"), name="fp16")
-    reports = feasibility.check_site(repo, site, [fp32, fp16], ["sm_120"], workers=1, cache_dir=cache)
+    reports = check_stage.check_site(repo, site, [fp32, fp16], ["sm_120"], workers=1, cache_dir=cache)
     assert [r.spec.name for r in reports] == ["t", "fp16"]
     by_spec = {r.spec.name: {v.config.kwargs["BLOCK_M"]: v for v in r.verdicts} for r in reports}
     # fp16 halves the transposed tile: the 256x128 config now fits sm_120.
@@ -65,7 +65,7 @@ def test_one_report_per_spec_and_the_gate(repo, cache, site):
     assert reports[0].smem_model.text == "SMEM = 4*BLOCK_M*BLOCK_N"
     assert reports[1].smem_model.text == "SMEM = 2*BLOCK_M*BLOCK_N"
     assert not reports[0].all_launchable and reports[1].all_launchable
-    result = feasibility.CheckResult(root=str(repo), targets=feasibility.resolve_targets(["sm_120"]),
+    result = check_stage.CheckResult(root=str(repo), targets=check_stage.resolve_targets(["sm_120"]),
                                      reports=(reports[1],), errors=(), triton_version="x", ptxas_versions=())
     assert result.exit_code is ExitCode.OK
     assert replace(result, reports=tuple(reports)).exit_code is ExitCode.FOUND
@@ -73,6 +73,6 @@ def test_one_report_per_spec_and_the_gate(repo, cache, site):
 
 def test_unresolved_configs_are_skipped_with_the_reason(repo, cache):
     site = find_site(scan(repo, jobs=1), "scale_kernel")
-    (report,) = feasibility.check_site(repo, site, [], ["sm_120"], workers=1, cache_dir=cache)
+    (report,) = check_stage.check_site(repo, site, [], ["sm_120"], workers=1, cache_dir=cache)
     assert report.verdicts == () and report.status is Status.UNRESOLVED
     assert report.problem.reason is Reason.CONFIGS_UNRESOLVED and report.problem.detail

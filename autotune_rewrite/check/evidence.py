@@ -1,4 +1,4 @@
-"""What the compiler proved: the data passed between the feasibility stages and the rewriter.
+"""What the compiler proved: the data passed between the check stages and the rewriter.
 
 ``CompileJob`` is everything one ``triton.compile`` needs, picklable so it can go to a worker
 process and be hashed for the on-disk cache. ``CompileOutcome`` is what came back (exact

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
-from autotune_rewrite.check import check as feasibility
+from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.check.evidence import KernelReport
@@ -112,7 +112,7 @@ def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache
         if not decision.needs:
             return decision, tuple(candidates)
         for report in reports:
-            verdicts = feasibility.evaluate_configs(
+            verdicts = check_stage.evaluate_configs(
                 root, site, report.spec, decision.needs, targets, workers=workers, cache_dir=cache_dir, use_cache=use_cache
             )
             candidates.append(KernelReport(site=site, spec=report.spec, verdicts=tuple(verdicts)))
@@ -148,7 +148,7 @@ def run_rewrites(
     path = Path(path)
     settings = Settings.find(path)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
-    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
+    result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings)
     root = Path(result.root)
     targets = result.targets
@@ -279,7 +279,7 @@ def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, us
     reports = []
     for spec in specs:
         try:
-            verdicts = feasibility.evaluate_configs(
+            verdicts = check_stage.evaluate_configs(
                 copy, new, spec, new.configs, targets, workers=workers, cache_dir=cache_dir, use_cache=use_cache
             )
         except KernelLoadError as exc:

@@ -3,7 +3,7 @@
 A config counts as launchable only when it launches for every (launch spec, target) the check
 stage compiled it for; a variant never emits a config without such evidence. Configs that are
 not in the source yet (more warps, one more stage) are *candidates*: ``decide`` lists the ones
-it still needs in ``Decision.needs``, the pipeline compiles them (``feasibility.evaluate_configs``)
+it still needs in ``Decision.needs``, the pipeline compiles them (``check.check.evaluate_configs``)
 and calls ``decide`` again with their verdicts, until nothing more is needed.
 
 The variants (DOMAIN.md section 1, generalised):

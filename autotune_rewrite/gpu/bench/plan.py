@@ -1,7 +1,7 @@
 """Which configs to bench: every original config plus what each variant would emit.
 
 The variants' configs come from the rewrite pipeline's own decision (``rewrite.diff._decide``
-over ``feasibility.check``), for the target GPUs of the settings or ``--arch``, so bench times
+over ``check_stage.check``), for the target GPUs of the settings or ``--arch``, so bench times
 exactly the lists ``diff``/``apply`` would write. Nothing is decided here.
 """
 
@@ -52,13 +52,13 @@ def parse_config(text: str) -> ConfigValue:
 
 def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] | None = None,
          workers: int | None = None, progress=None, also: Sequence[ConfigValue] = (), settings=None) -> BenchPlan:
-    from autotune_rewrite.check import check as feasibility
+    from autotune_rewrite.check import check as check_stage
     from autotune_rewrite.rewrite.diff import _decide
 
     for v in variants:
         if v not in VARIANTS:
             raise UserError(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
-    result = feasibility.check(path, kernel=kernel, archs=archs, workers=workers, progress=progress, settings=settings)
+    result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, progress=progress, settings=settings)
     sites = {r.site.ident: r.site for r in result.reports}
     if not sites:
         raise UserError(f"{path}: no autotuned kernel matches --kernel {kernel}")
@@ -90,7 +90,7 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
         chosen[v] = tuple(p.config.label() for p in decision.configs)
     extra = [c for c in also if config_key(c) not in configs]
     if extra:  # timed for the exhaustive best; compiled for the targets so the table can say if they launch there
-        verdicts = [v for r in reports for v in feasibility.evaluate_configs(root, site, r.spec, extra, result.targets,
+        verdicts = [v for r in reports for v in check_stage.evaluate_configs(root, site, r.spec, extra, result.targets,
                                                                              workers=workers)]
         for c in extra:
             configs[config_key(c)] = c
