@@ -41,6 +41,21 @@ def _set_color(value: Optional[Color]) -> Optional[Color]:
 
 
 # On every command too, so `check . --color never` works as well as `--color never check .`.
+AssumeOption = Annotated[Optional[List[str]], typer.Option(
+    "--assume", metavar="NAME=VALUE",
+    help="Assume this value for every kernel parameter NAME the code does not give (over the settings' "
+         "assume table); a TOML value, a list is a sweep: HEAD_DIM=128, K=[64,128]. Repeatable.")]
+ExactOption = Annotated[bool, typer.Option(
+    "--exact", help="Assume nothing the code or the settings do not state: a kernel that would need an "
+                    "assumption is needs_spec.")]
+
+
+def _assume_values(given: Optional[List[str]]) -> list:
+    from autotune_rewrite.settings import parse_assume
+
+    return [parse_assume(text) for text in given or ()]
+
+
 ColorOption = Annotated[Optional[Color], typer.Option(
     "--color", metavar="WHEN", callback=_set_color, is_eager=True,
     help="Colour on stderr: auto, always or never (NO_COLOR is respected).")]
@@ -162,9 +177,11 @@ def check(
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
     fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown or github annotations (stdout)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype (e.g. bf16); those numbers are labelled assumed."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="The dtype assumed for pointers whose dtype the code does not give (default bf16); listed with the verdicts."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    assume: AssumeOption = None,
+    exact: ExactOption = False,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
@@ -173,9 +190,10 @@ def check(
     from autotune_rewrite.output import check as check_out
 
     try:
+        values = _assume_values(assume)
         with check_out.progress_bar() as progress:
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
-                               use_cache=not no_cache, progress=progress)
+                               use_cache=not no_cache, progress=progress, assume=values, exact=exact)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -207,9 +225,11 @@ def diff(
     batch_expr: Optional[str] = typer.Option(None, "--batch-expr", metavar="EXPR", help="v3: the batch size at the launch sites (a Python expression), when it cannot be inferred."),
     buckets: Optional[str] = typer.Option(None, "--buckets", metavar="EDGES", help="v3: bucket edges, e.g. 8,48 (buckets 1 / 32 / 96)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype (numbers labelled assumed)."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="The dtype assumed for pointers whose dtype the code does not give (default bf16)."),
     fmt: DiffFormat = typer.Option(DiffFormat.diff, "--format", metavar="FORMAT", help="diff (stdout) + summary (stderr), or json (stdout: decisions, evidence and the diff)."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    assume: AssumeOption = None,
+    exact: ExactOption = False,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -220,9 +240,11 @@ def diff(
 
     try:
         edges = parse_buckets(buckets) if buckets is not None else None
+        values = _assume_values(assume)
         with check_out.progress_bar() as progress:  # stderr, only on a terminal
             run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
-                               workers=jobs, assume_dtype=assume_dtype, progress=progress)
+                               workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
+                               exact=exact)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -249,8 +271,10 @@ def apply(
     batch_expr: Optional[str] = typer.Option(None, "--batch-expr", metavar="EXPR", help="v3: the batch size at the launch sites."),
     buckets: Optional[str] = typer.Option(None, "--buckets", metavar="EDGES", help="v3: bucket edges, e.g. 8,48."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
-    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="Fill missing pointer types with this dtype."),
+    assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="The dtype assumed for pointers whose dtype the code does not give (default bf16)."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    assume: AssumeOption = None,
+    exact: ExactOption = False,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
@@ -265,7 +289,8 @@ def apply(
         names = [v.value for v in Variant] if all_variants else [variant.value]
         edges = parse_buckets(buckets) if buckets is not None else None
         result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
-                                batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype)
+                                batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype,
+                                assume=_assume_values(assume), exact=exact)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

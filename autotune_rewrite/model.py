@@ -87,6 +87,28 @@ class KernelParam:
 
 
 @dataclass(frozen=True)
+class ArgFact:
+    """What the code around a launch says about one of its arguments (``locate/launch_args``).
+
+    ``kind``: "tensor", "int", "float", "bool", "none", "dtype" or "unknown". ``dtype``: a
+    tensor's element type, or a dtype argument's, as torch names it ("float32"), when known.
+    ``value``: a known int/float/bool/None, or a dtype's source text. ``assumption``: non-empty
+    when the fact holds only if something the code does not guarantee holds (the caller leaves a
+    wrapper default alone, a tensor is contiguous)."""
+
+    slot: int | str  # positional index, or keyword name
+    text: str  # the argument's source text
+    kind: str
+    dtype: str | None = None
+    value: Any = None
+    value_known: bool = False
+    fresh: bool = False  # a tensor freshly allocated or made contiguous
+    optional: bool = False  # a tensor that may also be None
+    why: str = ""  # how it was read, in words
+    assumption: str = ""
+
+
+@dataclass(frozen=True)
 class LaunchSite:
     """``kernel[grid](...)`` somewhere in the tree, resolved to one autotune site."""
 
@@ -99,6 +121,7 @@ class LaunchSite:
     keywords: tuple[str, ...]  # keyword argument names, in order
     has_star_args: bool = False  # *args or **kwargs present: not safely editable
     function: str | None = None  # enclosing function's qualified name, None at module level
+    arguments: tuple[ArgFact, ...] = ()  # what the wrapper says about each argument
 
 
 FORM_DECORATOR = "decorator"
@@ -162,6 +185,7 @@ def to_jsonable(obj: Any) -> Any:
 
 
 __all__ = [
+    "ArgFact",
     "AutotuneSite",
     "ConfigValue",
     "FileError",

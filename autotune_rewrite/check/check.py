@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
@@ -56,6 +57,7 @@ class CheckResult:
     errors: tuple[FileError, ...]  # files the scan could not read
     triton_version: str
     ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
+    warnings: tuple[str, ...] = ()  # e.g. an ``assume`` name that no kernel has
     compiled: int = 0  # compiles run now
     cached: int = 0  # outcomes read from the cache
     seconds: float = 0.0
@@ -169,13 +171,17 @@ def check(
     progress: Progress | None = None,
     fit_model: bool = True,
     settings: Settings | None = None,
+    assume: Sequence[tuple[str, Any]] = (),
+    exact: bool = False,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
     Raises ``UserError`` (exit 2, nothing written) for an unknown target, a kernel not found, a
     malformed settings table, a launch spec naming no kernel, or a bad flag. A kernel that cannot
     be judged (missing spec values, unresolved configs, a compile crash, a bug of ours) is a report
-    with its status instead. ``settings``: already loaded by the caller."""
+    with its status instead. ``settings``: already loaded by the caller. ``assume``: values by
+    parameter name from ``--assume`` (over the settings' ``assume`` table); ``exact``: assume
+    nothing else (no pointer dtypes, no int divisibility)."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -195,6 +201,8 @@ def check(
 
     run = CompileRun(workers, cache_dir, use_cache, progress)
     launch_spec.check_assume_dtype(assume_dtype)  # a bad flag is the run's error, not a kernel's
+    assumed_values, assume_origin = assume_table(settings, assume)
+    warnings = unused_assume_names(assumed_values, sites)
     specs, bundles = {}, {}
     for site in sites:
         if site.configs is None or not site.configs:
@@ -208,7 +216,7 @@ def check(
             continue
         try:
             resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
-                                                   settings_file)
+                                                   settings_file, assumed_values, exact, assume_origin)
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -223,12 +231,39 @@ def check(
         targets=targets,
         reports=tuple(reports),
         errors=tuple(result.errors),
+        warnings=warnings,
         triton_version=triton_version(),
         ptxas_versions=tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets),
         compiled=run.compiled,
         cached=run.cached,
         seconds=time.perf_counter() - start,
     )
+
+
+def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[dict[str, tuple], str]:
+    """The ``assume`` values by parameter name: ``--assume`` over the settings' table. Each value
+    is a tuple of cases (a list in the settings is a sweep)."""
+    table = {name: value if isinstance(value, tuple) else (value,) for name, value in settings.assume}
+    for name, value in given:
+        table[name] = value if isinstance(value, tuple) else (value,)
+    origin = settings.where().file if settings.assume else "--assume"
+    if settings.assume and given:
+        origin = f"{origin} / --assume"
+    return table, origin or "--assume"
+
+
+def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) -> tuple[str, ...]:
+    """A warning per ``assume`` name that no checked kernel has (a typo, or a renamed parameter)."""
+    from difflib import get_close_matches
+
+    have = sorted({p.name for s in sites for p in s.params})
+    out = []
+    for name in table:
+        if name not in have:
+            close = get_close_matches(name, have, n=1)
+            out.append(f"assume {name}: no checked kernel has a parameter of that name"
+                       + (f"; did you mean {close[0]!r}?" if close else ""))
+    return tuple(out)
 
 
 def _specs_or_needs(resolution: launch_spec.SpecResolution, destination: str) -> tuple[LaunchSpec | KernelReport, ...]:

@@ -145,8 +145,10 @@ class LaunchSpec:
     types: tuple[tuple[str, str], ...]  # parameter -> "*bf16" / "i32" / "fp32" / "constexpr"
     constexprs: tuple[tuple[str, Any], ...]  # values of constexprs that are not config meta-params
     int_values: tuple[tuple[str, int], ...] = ()  # known runtime int values (for 1-specialization / divisibility)
-    assumed: tuple[str, ...] = ()  # parameters whose type came from --assume-dtype
-    source: str = ""  # where it came from: "pyproject.toml", "annotations", ...
+    assumed: tuple[str, ...] = ()  # pointer parameters whose dtype was assumed (--assume-dtype)
+    source: str = ""  # where it came from: "pyproject.toml", "launch a.py:12", "annotations", ...
+    divisible: tuple[str, ...] = ()  # ints of unknown value assumed divisible by 16 (and not 1)
+    assumptions: tuple[Assumption, ...] = ()  # every fact this spec rests on that nobody stated
 
 
 @dataclass(frozen=True)
@@ -185,8 +187,7 @@ class KernelReport:
     def assumptions(self) -> tuple[Assumption, ...]:
         if self.spec is None:
             return ()
-        types = dict(self.spec.types)
-        return tuple(Assumption(p, types.get(p, "?"), "--assume-dtype") for p in self.spec.assumed)
+        return self.spec.assumptions
 
     @property
     def outcome(self) -> KernelOutcome:

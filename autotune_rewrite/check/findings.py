@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autotune_rewrite.outcomes import Assumption
+
 
 # --------------------------------------------------------------------------- why it cannot launch
 @dataclass(frozen=True)
@@ -110,10 +112,13 @@ class Spills:
 
 
 @dataclass(frozen=True)
-class AssumedDtype:
+class Assumed:
+    """The spec rests on facts nobody stated (``spec_inference`` step 6, wrapper defaults,
+    contiguity, the ``assume`` table): the numbers hold if these do."""
+
     spec: str
-    params: tuple[str, ...]
-    kind: str = field(default="assumed_dtype", init=False)
+    assumptions: tuple[Assumption, ...]
+    kind: str = field(default="assumed", init=False)
 
 
 @dataclass(frozen=True)
@@ -123,4 +128,4 @@ class UnknownInts:
     kind: str = field(default="unknown_ints", init=False)
 
 
-Note = Spills | AssumedDtype | UnknownInts
+Note = Spills | Assumed | UnknownInts

@@ -32,50 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check.pointer_params import pointer_params
-from autotune_rewrite.check.spec_toml import Table, render_table
+from autotune_rewrite.check import spec_inference as inf
+from autotune_rewrite.check.param_uses import arithmetic_only
+from autotune_rewrite.check.pointer_params import descriptor_params, index_pointer_params, pointer_params
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
-from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, ScanResult
+from autotune_rewrite.model import AutotuneSite, ConfigValue, ScanResult
 from autotune_rewrite.settings import Settings, SpecEntry
 
 
-def _is_int_type(ty: str) -> bool:
+def is_int_type(ty: str) -> bool:
     return bool(re.fullmatch(r"[iu](8|16|32|64)", ty))
-
-
-# --------------------------------------------------------------------------- from the source
-def _default(param: KernelParam) -> tuple[bool, Any]:
-    """(True, value) when the locator's static evaluator knew the parameter's default."""
-    return param.default_known, param.default_value
-
-
-def _int_type(value: int) -> str:
-    # The runtime's choice for a Python int (native_specialize_impl).
-    if -(2**31) <= value < 2**31:
-        return "i32"
-    if -(2**63) <= value < 2**63:
-        return "i64"
-    return "u64"
-
-
-def _value_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "u1"
-    if isinstance(value, int):
-        return _int_type(value)
-    if isinstance(value, float):
-        return "fp32"
-    return None
-
-
-def annotation_type(param: KernelParam) -> str | None:
-    """The type an annotation pins (Triton's ``KernelParam.annotation_type``), else None."""
-    if param.annotation is None or param.is_constexpr:
-        return None
-    ty = normalize_type(param.annotation)
-    return None if ty in (None, "constexpr") else ty
 
 
 def meta_params(site: AutotuneSite) -> tuple[str, ...]:
@@ -94,6 +62,7 @@ class SpecResolution:
     specs: tuple[LaunchSpec, ...]
     missing: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (spec name, parameters without type/value)
     stanza: str = ""  # ready-to-paste TOML when something is missing
+    not_compiled: tuple[str, ...] = ()  # distinct launches beyond MAX_LAUNCH_SPECS (file:line)
 
     @property
     def ok(self) -> bool:
@@ -106,31 +75,114 @@ def check_assume_dtype(assume_dtype: str | None) -> None:
         raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
 
 
+DEFAULT_ASSUME_DTYPE = "bf16"
+
+
 def resolve_specs(
     site: AutotuneSite,
     entries: Sequence[SpecEntry] = (),
     assume_dtype: str | None = None,
     kernel_source: str | None = None,
     settings_file: str = "pyproject.toml",
+    assume: Mapping[str, tuple[Any, ...]] | None = None,
+    exact: bool = False,
+    assume_origin: str = "settings",
 ) -> SpecResolution:
-    """Launch specs for ``site``: one per settings table naming it, else one from the source."""
+    """Launch specs for ``site`` (``spec_inference`` says from what): one per settings table naming
+    it; else one per distinct launch of it; else one from the kernel's source alone.
+
+    ``assume_dtype``: the pointer dtype assumed where the code gives none (default bf16);
+    ``assume``: values by parameter name (the repo's ``assume`` table and ``--assume``);
+    ``exact``: assume nothing beyond ``assume``."""
+    check_assume_dtype(assume_dtype)
+    dtype_name = assume_dtype or DEFAULT_ASSUME_DTYPE
+    pointers = pointer_params(kernel_source, site.kernel)
+    constexprs = {p.name for p in site.params if p.is_constexpr} - set(meta_params(site))
+    ctx = inf.Context(site, frozenset(meta_params(site)), frozenset(pointers),
+                      frozenset(index_pointer_params(kernel_source, site.kernel)),
+                      normalize_type("*" + dtype_name), dtype_name, exact,
+                      arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs)),
+                      descriptors=frozenset(descriptor_params(kernel_source, site.kernel)))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
-    if not mine:
-        mine = [("", SpecEntry(site.ident, "default", (), (), ()))]
-    assumed_ptr = normalize_type("*" + assume_dtype) if assume_dtype else None
-    if assume_dtype and assumed_ptr is None:
-        raise UserError(f"--assume-dtype {assume_dtype}: not a Triton dtype (e.g. bf16, fp16, fp32)")
-    pointers = pointer_params(kernel_source, site.kernel) if assumed_ptr else ()
-    meta = set(meta_params(site))
-    specs, missing = [], []
-    for key, entry in mine:
-        spec, lacking = _one_spec(site, entry, meta, assumed_ptr, pointers,
-                                  settings_file if entry.types or entry.constexprs or entry.values else "", key)
-        specs.append(spec)
-        if lacking:
-            missing.append((entry.spec, lacking))
-    stanza = render_stanza(site, specs, dict(missing), pointers=pointer_params(kernel_source, site.kernel)) if missing else ""
-    return SpecResolution(site, tuple(specs), tuple(missing), stanza)
+    drafts: list[inf.Draft] = []
+    sources: list[str] = []
+    not_compiled: tuple[str, ...] = ()
+    if mine:
+        for key, entry in mine:
+            drafts.append(inf.one_draft(ctx, entry.spec, _stated(site, entry, settings_file, key), {}, None))
+        sources.append(settings_file)
+    else:
+        launches = [launch for launch in site.launches if launch.arguments or launch.positional == 0]
+        per_launch = [inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch),
+                                    f"{launch.path}:{launch.line}") for launch in launches]
+        drafts = inf.distinct(per_launch)
+        if len(drafts) > inf.MAX_LAUNCH_SPECS:
+            not_compiled = tuple(d.name for d in drafts[inf.MAX_LAUNCH_SPECS:])
+            drafts = drafts[:inf.MAX_LAUNCH_SPECS]
+        if len(drafts) == 1:
+            sources.append(f"launch {drafts[0].name}")
+            drafts[0].name = "default"
+        elif drafts:
+            sources.append("launches")
+        else:
+            drafts = [inf.one_draft(ctx, "default", {}, {}, None)]
+    if assume:
+        drafts = [d for draft in drafts for d in inf.sweep(ctx, draft, assume, assume_origin)]
+    specs = tuple(_spec(site, d, sources) for d in drafts)
+    missing = tuple((d.name, tuple(d.lacking)) for d in drafts if d.lacking)
+    why = {n: w for d in drafts for n, w in d.why.items()}
+    stanza = render_stanza(site, specs, dict(missing), why) if missing else ""
+    return SpecResolution(site, specs, missing, stanza, not_compiled)
+
+
+def _stated(site: AutotuneSite, entry: SpecEntry, settings_file: str, key: str) -> dict[str, inf.ParamSpec]:
+    """A settings table's parameters (exact: the user, or ``capture``, stated them)."""
+    given_types, given_consts, values = dict(entry.types), dict(entry.constexprs), dict(entry.values)
+    names = {p.name for p in site.params}
+    stray = sorted((set(given_types) | set(given_consts) | set(values)) - names)
+    if stray:
+        raise UserError(f"{settings_file or 'settings'}: {key + ' ' if key else ''}(kernel {entry.kernel} spec '{entry.spec}'): "
+                        f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
+    out: dict[str, inf.ParamSpec] = {}
+    for p in site.params:
+        if p.name in given_consts:
+            out[p.name] = inf.ParamSpec("constexpr", given_consts[p.name], source="settings")
+        elif p.name in given_types:
+            ty = given_types[p.name]
+            if ty != "constexpr":
+                value = values.get(p.name)
+                out[p.name] = (inf.ParamSpec(ty, value, source="settings") if value is not None
+                               else inf.ParamSpec(ty, source="settings"))
+        elif p.name in values:
+            out[p.name] = inf.ParamSpec(inf.int_type(values[p.name]), values[p.name], source="settings")
+    return out
+
+
+def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str]) -> LaunchSpec:
+    params = draft.params
+    used = {s.source for s in params.values()}
+    words = list(sources)
+    if used & {"annotation", "default"}:
+        words.append("annotations")
+    if "assume" in used:
+        words.append("assume")
+    if any(s.assumption is not None and s.source == "assumed" for s in params.values()):
+        words.append("assumptions")
+    order = [p.name for p in site.params]
+    return LaunchSpec(
+        name=draft.name,
+        types=tuple((n, params[n].type if n in params else "?") for n in order),
+        constexprs=tuple((n, params[n].value) for n in order
+                         if n in params and params[n].type == "constexpr" and params[n].has_value),
+        int_values=tuple((n, params[n].value) for n in order
+                         if n in params and params[n].type != "constexpr" and params[n].has_value
+                         and isinstance(params[n].value, int) and not isinstance(params[n].value, bool)),
+        assumed=tuple(n for n in order if n in params and params[n].source == "assumed"
+                      and params[n].type.startswith("*")),
+        source=" + ".join(dict.fromkeys(words)) or "annotations",
+        divisible=tuple(n for n in order if n in params and params[n].divisible),
+        assumptions=tuple(params[n].assumption for n in order if n in params and params[n].assumption is not None),
+    )
 
 
 def _idents(site: AutotuneSite) -> set[str]:
@@ -138,66 +190,6 @@ def _idents(site: AutotuneSite) -> set[str]:
     if site.kernel_path:
         idents.add(f"{site.kernel_path}::{site.kernel}")
     return idents
-
-
-def _one_spec(site, entry: SpecEntry, meta: set[str], assumed_ptr, pointers, settings_file: str, key: str = ""):
-    given_types = dict(entry.types)
-    given_consts = dict(entry.constexprs)
-    values = dict(entry.values)
-    names = {p.name for p in site.params}
-    stray = sorted((set(given_types) | set(given_consts) | set(values)) - names)
-    if stray:
-        raise UserError(f"{settings_file or 'settings'}: {key + ' ' if key else ''}(kernel {entry.kernel} spec '{entry.spec}'): "
-                        f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
-    types: dict[str, str] = {}
-    consts: dict[str, Any] = {}
-    assumed: list[str] = []
-    lacking: list[str] = []
-    from_source = False
-    for p in site.params:
-        known, default = _default(p)
-        if p.is_constexpr or given_types.get(p.name) == "constexpr":
-            types[p.name] = "constexpr"
-            if p.name in given_consts:
-                consts[p.name] = given_consts[p.name]
-            elif p.name in meta:
-                pass  # every config sets it
-            elif known:
-                consts[p.name], from_source = default, True
-            else:
-                lacking.append(p.name)
-            continue
-        if p.name in given_types:
-            types[p.name] = given_types[p.name]
-        elif annotation_type(p):
-            types[p.name], from_source = annotation_type(p), True
-        elif p.name in values:
-            types[p.name] = _int_type(values[p.name])
-        elif known and _value_type(default):
-            types[p.name], from_source = _value_type(default), True
-        elif known and default is None:
-            types[p.name] = "constexpr"  # None is always a constexpr at runtime
-            consts[p.name] = None
-        elif assumed_ptr and p.name in pointers:
-            types[p.name] = assumed_ptr
-            assumed.append(p.name)
-        else:
-            lacking.append(p.name)
-            continue
-        if p.name in given_consts:
-            consts[p.name] = given_consts[p.name]
-        if p.name not in values and known and isinstance(default, int) and not isinstance(default, bool):
-            values[p.name] = default  # what the runtime sees when the caller leaves it out
-    sources = [s for s in (settings_file, "annotations" if from_source else "", "--assume-dtype" if assumed else "") if s]
-    spec = LaunchSpec(
-        name=entry.spec,
-        types=tuple((p.name, types.get(p.name, "?")) for p in site.params),
-        constexprs=tuple((k, consts[k]) for k in (p.name for p in site.params) if k in consts),
-        int_values=tuple((k, values[k]) for k in (p.name for p in site.params) if k in values),
-        assumed=tuple(assumed),
-        source=" + ".join(sources) or "annotations",
-    )
-    return spec, tuple(lacking)
 
 
 # --------------------------------------------------------------------------- specialization
@@ -232,11 +224,13 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
             continue
         value = kwargs.get(p.name, values.get(p.name))
         specialized = p.name not in dns and not (ty in ("u1",) or ty.startswith(("fp", "bf")))
-        pinned = annotation_type(p) is not None
+        pinned = inf.annotation_type(p) is not None
         if ty.startswith("*"):
             if specialized:
                 divisible.append(p.name)  # assumed 16-byte aligned (fresh torch allocations are 256)
-        elif _is_int_type(ty) and isinstance(value, int) and not isinstance(value, bool) and specialized:
+        elif is_int_type(ty) and name_divisible(spec, p.name) and specialized and p.name not in kwargs:
+            divisible.append(p.name)  # an int of unknown value, assumed divisible by 16 and not 1
+        elif is_int_type(ty) and isinstance(value, int) and not isinstance(value, bool) and specialized:
             if value == 1 and not pinned:
                 signature.append((p.name, "constexpr"))
                 constexprs.append((p.name, 1))
@@ -247,6 +241,10 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
     return Specialization(tuple(signature), tuple(constexprs), tuple(divisible))
 
 
+def name_divisible(spec: LaunchSpec, name: str) -> bool:
+    return name in spec.divisible and name not in dict(spec.int_values)
+
+
 def unknown_ints(site: AutotuneSite, spec: LaunchSpec) -> tuple[str, ...]:
     """Int parameters compiled without a known value (no divisibility, not folded)."""
     values = dict(spec.int_values)
@@ -254,34 +252,25 @@ def unknown_ints(site: AutotuneSite, spec: LaunchSpec) -> tuple[str, ...]:
     meta = set(meta_params(site))
     return tuple(
         name for name, ty in spec.types
-        if _is_int_type(ty) and name not in values and name not in dns and name not in meta
+        if is_int_type(ty) and name not in values and name not in dns and name not in meta
+        and name not in spec.divisible
     )
 
 
 # --------------------------------------------------------------------------- the stanza
 def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapping[str, Sequence[str]],
-                  pointers: Sequence[str] = ()) -> str:
-    """Ready-to-paste ``[[tool.autotune-rewrite.kernels]]`` tables; guesses are listed in a comment."""
-    blocks = []
-    for spec in specs:
-        lacking = set(missing.get(spec.name, ()))
-        types: dict[str, Any] = {}
-        consts: dict[str, Any] = dict(spec.constexprs)
-        guessed = []
-        for name, ty in spec.types:
-            if name in lacking and ty == "constexpr":
-                consts[name] = 16
-                guessed.append(name)
-            elif name in lacking:
-                types[name] = "*bf16" if name in pointers else "i32"
-                guessed.append(name)
-            elif ty != "constexpr":
-                types[name] = ty
-        consts = {n: consts[n] for n, _ in spec.types if n in consts}
-        table = Table(site.ident, spec.name, tuple(types.items()), tuple(consts.items()), tuple(spec.int_values),
-                      (f"GUESSED, edit before use: {', '.join(guessed)}",) if guessed else ())
-        blocks.append(render_table(table, prefix="tool.autotune-rewrite.").rstrip("\n"))
-    return "\n\n".join(blocks)
+                  why: Mapping[str, str] | None = None) -> str:
+    """What the kernel still needs, as an ``assume`` table to fill in: one commented line per
+    missing parameter, saying where its value comes from. Nothing is guessed: pasted as it is,
+    the table is valid TOML and assumes nothing."""
+    names = list(dict.fromkeys(n for spec in specs for n in missing.get(spec.name, ())))
+    kinds = {p.name: "constexpr" if p.is_constexpr else "parameter" for p in site.params}
+    lines = ["[tool.autotune-rewrite.assume]  # by parameter name, for every kernel that has it; "
+             "a list is a sweep"]
+    for name in names:
+        said = (why or {}).get(name, "")
+        lines.append(f"# {name} =    # {kinds.get(name, 'parameter')} of {site.kernel}{': ' + said if said else ''}")
+    return "\n".join(lines)
 
 
 def settings_destination(settings_file: str | None) -> str:

@@ -25,7 +25,7 @@ from autotune_rewrite.check.evidence import (
     KernelReport,
     LaunchSpec,
 )
-from autotune_rewrite.check.findings import AssumedDtype, Note, Spills, UnknownInts
+from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
 from autotune_rewrite.check.occupancy import occupancy_of
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
@@ -151,8 +151,8 @@ def notes_of(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
     spec = plan.spec.name
     notes: list[Note] = [Spills(spec, v.arch, v.config.label(), v.outcome.spills, v.outcome.registers)
                          for v in verdicts if v.outcome.spills]
-    if plan.spec.assumed:
-        notes.append(AssumedDtype(spec, tuple(plan.spec.assumed)))
+    if plan.spec.assumptions:
+        notes.append(Assumed(spec, plan.spec.assumptions))
     unknown = launch_spec.unknown_ints(plan.site, plan.spec)
     if unknown:
         notes.append(UnknownInts(spec, tuple(unknown)))

@@ -21,13 +21,7 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
     local variables; or when its name ends in ``ptr``/``ptrs``. (Read with the standard ``ast``:
     nothing is rewritten here, and a warm ``check`` should not have to import LibCST.)
     """
-    if not kernel_source:
-        return ()
-    try:
-        module = ast.parse(kernel_source)
-    except SyntaxError:
-        return ()
-    fn = next((s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == kernel), None)
+    fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return ()
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
@@ -56,6 +50,121 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
             found.add(name)
         pending += assigned.get(name, [])
     return tuple(p for p in params if p in found)
+
+
+_INT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
+
+
+def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Pointer parameters whose loaded values the kernel uses as ints: as an offset in another
+    address, or with bit operations, ``//`` or ``%`` (token ids, expert indices, packed int4
+    weights). Their element type is assumed ``i32`` rather than a float dtype (a heuristic,
+    labelled as such with the verdict)."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = set(pointer_params(kernel_source, kernel))
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+
+    def root(name: str | None, depth: int = 0) -> str | None:
+        """The pointer parameter an address's leftmost name comes from."""
+        if name is None or depth > 16:
+            return None
+        if name in params:
+            return name
+        for value in assigned.get(name, ()):
+            found = root(_leftmost(value), depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    loaded: dict[str, str] = {}  # local name -> pointer parameter it was loaded from
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            source = root(_loaded_from(node.value))
+            if source is not None:
+                loaded[node.targets[0].id] = source
+    for _ in range(4):  # values computed from loaded ones (``offs = start + tl.arange(...)``)
+        for target, values in assigned.items():
+            if target in loaded or target in params:
+                continue
+            for value in values:
+                source = next((loaded[n] for n in _names(value) if n in loaded), None)
+                if source is not None and _loaded_from(value) is None:
+                    loaded[target] = source
+                    break
+    used: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+            for side in (node.left, node.right):
+                used |= {loaded[n] for n in _names(side) if n in loaded}
+                direct = root(_loaded_from(side))
+                if direct is not None:
+                    used.add(direct)
+        elif isinstance(node, ast.Call) and _call_name(node) in _POINTER_CALLS and node.args:
+            address = node.args[0]
+            lead = _leftmost(address)
+            used |= {loaded[n] for n in _names(address) if n in loaded and n != lead}
+    # Values mixed with indices (``end - start``, ``offs < end``) are indices too.
+    for _ in range(2):
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.BinOp, ast.Compare)):
+                sides = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.left, *node.comparators]
+                sources = [{loaded[n] for n in _names(side) if n in loaded} for side in sides]
+                if any(src & used for src in sources):
+                    used |= set().union(*sources)
+    return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
+
+
+def descriptor_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Parameters the kernel uses as TMA tensor descriptors (``desc.load(...)``/``.store``):
+    their type carries a block shape that only the host code knows."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            if node.func.attr in ("load", "store", "atomic_add", "gather", "scatter") and node.func.value.id in params:
+                found.add(node.func.value.id)
+            if node.func.attr in ("_experimental_descriptor_load", "_experimental_descriptor_store",
+                                  "experimental_descriptor_load") and node.args and isinstance(node.args[0], ast.Name):
+                found.add(node.args[0].id)
+    return tuple(p for p in params if p in found)
+
+
+def _call_name(node: ast.Call) -> str | None:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _loaded_from(expr: ast.expr) -> str | None:
+    """``tl.load(P + ...)`` (also ``.to(...)`` of it) -> ``P``'s leftmost name."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+        expr = expr.func.value
+    if isinstance(expr, ast.Call) and _call_name(expr) == "load" and expr.args:
+        return _leftmost(expr.args[0])
+    return None
+
+
+def _names(expr: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def kernel_def(kernel_source: str | None, kernel: str) -> ast.FunctionDef | None:
+    if not kernel_source:
+        return None
+    try:
+        module = ast.parse(kernel_source)
+    except SyntaxError:
+        return None
+    return next((s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == kernel), None)
 
 
 def _leftmost(expr: ast.expr) -> str | None:

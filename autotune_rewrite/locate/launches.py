@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import Assignment
 
+from autotune_rewrite.evaluate import Evaluator, Known, outcome
+from autotune_rewrite.locate.launch_args import launch_arguments
 from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.triton_names import AUTOTUNE, WRAP_TRITON
 from autotune_rewrite.model import LaunchSite
@@ -32,7 +34,16 @@ class LaunchCollector(NestingVisitor):
         super().__init__()
         self.pm = pm
         self.values: dict[cst.Name, cst.BaseExpression] = {}  # assignment target -> value
-        self.calls: list[tuple[cst.Call, str | None]] = []
+        self.calls: list[tuple[cst.Call, str | None, cst.FunctionDef | None]] = []
+        self.functions: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        super().leave_FunctionDef(original_node)
+        self.functions.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -45,7 +56,8 @@ class LaunchCollector(NestingVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Subscript):
-            self.calls.append((node, ".".join(self.stack) if self.stack else None))
+            self.calls.append((node, ".".join(self.stack) if self.stack else None,
+                               self.functions[-1] if self.functions else None))
 
     def drafts(self) -> list[LaunchDraft]:
         return _drafts(self)
@@ -82,6 +94,27 @@ def _is_autotune_application(pm, value) -> bool:
     return isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and bool(pm.names(value.func.func) & AUTOTUNE)
 
 
+def _module_constants(pm):
+    """name -> (known, value) of the launch file's own module-level constants (no imports)."""
+    ev = Evaluator(resolve=_no_imports)
+    bindings = pm.module_bindings()
+
+    def lookup(name: str):
+        nodes = bindings.get(name)
+        if not nodes or len(nodes) != 1 or isinstance(nodes[0], (cst.FunctionDef, cst.ClassDef)):
+            return False, None
+        result = outcome(ev, pm, nodes[0])
+        return (True, result.value) if isinstance(result, Known) else (False, None)
+
+    return lookup
+
+
+def _no_imports(fq: str):
+    from autotune_rewrite.evaluate import Unresolved
+
+    raise Unresolved(f"`{fq}` is imported")
+
+
 def find_launches(pm) -> list[LaunchDraft]:
     collector = LaunchCollector(pm)
     cst.visit_batched(pm.tree, [collector])
@@ -91,7 +124,7 @@ def find_launches(pm) -> list[LaunchDraft]:
 def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
     pm = collector.pm
     out = []
-    for call, function in collector.calls:
+    for call, function, fn_node in collector.calls:
         sub = call.func
         targets = _targets(pm, collector.values, sub.value)
         if not targets:
@@ -104,6 +137,7 @@ def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
                 positional=sum(1 for a in call.args if a.keyword is None and not a.star),
                 keywords=tuple(a.keyword.value for a in call.args if a.keyword is not None),
                 has_star_args=any(a.star for a in call.args), function=function,
+                arguments=launch_arguments(pm, call, fn_node, _module_constants(pm)),
             ),
             frozenset(targets),
         ))

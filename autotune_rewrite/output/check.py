@@ -70,8 +70,8 @@ def _spec_label(report: KernelReport) -> str:
     if report.spec is None:
         return "-"
     label = report.spec.name
-    if report.spec.assumed:
-        label += f" (ASSUMED dtypes: {', '.join(report.spec.assumed)})"
+    if report.spec.assumptions:
+        label += f" (ASSUMED: {len(report.spec.assumptions)} values, listed below)"
     return label
 
 
@@ -154,6 +154,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "triton_version": result.triton_version,
         "kernels": [_report_json(r) for r in result.reports],
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+        "warnings": list(result.warnings),
         "compiled": result.compiled,
         "cached": result.cached,
         "exit_code": int(result.report(strict).exit_code),
@@ -194,7 +195,7 @@ def print_table(result: CheckResult, strict: bool = False) -> None:
                 if v.outcome.spills:
                     spills = f"[yellow]{spills}[/]"
                 verdict = "[green]launches[/]" if v.launchable else f"[bold red]{_short_verdict(v)}[/]"
-                if report.spec is not None and report.spec.assumed:
+                if report.spec is not None and report.spec.assumptions:
                     verdict += " [yellow]assumed[/]"
                 table.add_row(
                     esc(v.config.label()),
@@ -222,6 +223,8 @@ def print_table(result: CheckResult, strict: bool = False) -> None:
             output.warning(f"{report.site.ident}: {explain.note(note)}")
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
+    for w in result.warnings:
+        output.warning(w)
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)
     console.print(summary(result, strict), markup=False)

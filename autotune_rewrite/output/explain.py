@@ -107,9 +107,13 @@ def _(n: cf.Spills) -> str:
 
 
 @note.register
-def _(n: cf.AssumedDtype) -> str:
-    return (f"pointer dtypes assumed (--assume-dtype): {', '.join(n.params)}; numbers for this spec are "
-            "estimates until the real dtypes are in the launch spec")
+def _(n: cf.Assumed) -> str:
+    by_reason: dict[str, list[str]] = {}
+    for a in n.assumptions:
+        by_reason.setdefault(a.source, []).append(f"{a.parameter} = {a.value}" if a.value else a.parameter)
+    parts = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by_reason.items())
+    return (f"launch spec {n.spec} rests on {len(n.assumptions)} assumption(s), the numbers hold if they do: "
+            f"{parts}. State the true values in the kernels or assume table to make them exact")
 
 
 @note.register

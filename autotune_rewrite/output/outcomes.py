@@ -137,15 +137,37 @@ def judged_line(report: Report) -> str:
     return head
 
 
+MAX_STANZA_LINES = 20
+
+
 def stanzas(reports) -> list[str]:
-    """One ready-to-paste stanza per kernel that needs a spec (a site's stanza covers its specs)."""
-    seen, out = set(), []
+    """What the kernels that need a spec still lack, as one ``assume`` table to fill in: a line
+    per parameter name (a name several kernels lack is one line), most needed first, one screen
+    at most (JSON has every kernel's own table)."""
+    header, by_name = None, {}
     for r in reports:
         p = r.problem
-        if p is not None and p.stanza and r.site.ident not in seen:
-            seen.add(r.site.ident)
-            out.append(p.stanza)
-    return out
+        if p is None or not p.stanza:
+            continue
+        lines = p.stanza.splitlines()
+        header = header or lines[0]
+        for line in lines[1:]:
+            name = line[2:].split("=", 1)[0].strip()
+            by_name.setdefault(name, []).append((r.site.kernel, line))
+    if header is None:
+        return []
+    ordered = sorted(by_name.items(), key=lambda item: -len({k for k, _ in item[1]}))
+    out = [header]
+    for name, uses in ordered[:MAX_STANZA_LINES]:
+        kernels = sorted({k for k, _ in uses})
+        line = uses[0][1]
+        if len(kernels) > 1:
+            line = f"# {name} =    # needed by {len(kernels)} kernels: {', '.join(kernels[:4])}" + \
+                   (", ..." if len(kernels) > 4 else "")
+        out.append(line)
+    if len(ordered) > MAX_STANZA_LINES:
+        out.append(f"# ... and {len(ordered) - MAX_STANZA_LINES} more names (--format json lists each kernel's)")
+    return ["\n".join(out)]
 
 
 __all__ = ["judged_line", "kernel_name", "outcome_json", "problem_text", "report_json", "stanzas", "verdict_json"]

@@ -20,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from typing import Sequence
 
 from autotune_rewrite import interrupts, tempdirs
@@ -87,6 +88,8 @@ def apply_variants(
     buckets: Sequence[int] | None = None,
     workers: int | None = None,
     assume_dtype: str | None = None,
+    assume: Sequence[tuple[str, Any]] = (),
+    exact: bool = False,
 ) -> ApplyResult:
     """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
     for v in variants:
@@ -118,7 +121,7 @@ def apply_variants(
             for variant in variants:
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
-                    workers=workers, display_path=str(rel), assume_dtype=assume_dtype,
+                    workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact,
                 )
                 runs.append(run)
                 skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]

@@ -12,6 +12,7 @@ import shlex
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from typing import Sequence
 
 from autotune_rewrite.check import check as check_stage
@@ -133,6 +134,8 @@ def run_rewrites(
     display_path: str | None = None,
     assume_dtype: str | None = None,
     progress=None,
+    assume: Sequence[tuple[str, Any]] = (),
+    exact: bool = False,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -149,7 +152,8 @@ def run_rewrites(
     settings = Settings.find(path)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
-                               cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings)
+                               cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
+                               assume=assume, exact=exact)
     root = Path(result.root)
     targets = result.targets
     by_site: dict[str, list[KernelReport]] = {}

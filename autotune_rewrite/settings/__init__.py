@@ -33,6 +33,29 @@ def from_table(table: Mapping[str, Any], file: str = "pyproject.toml", root: Pat
     return replace(read_section(Settings, table, Settings(source=file).where()), root=str(root), source=file)
 
 
+def parse_assume(text: str) -> tuple[str, Any]:
+    """``--assume NAME=VALUE``: VALUE read as the same TOML value the ``assume`` table takes
+    (``128``, ``true``, ``[64, 128]``, ``"tl.float32"``); a bare word is a string. A usage error
+    (exit 2) names the flag."""
+    import tomllib
+
+    from autotune_rewrite.settings.reader import scalar_or_list
+    from autotune_rewrite.settings.schema import Settings as _S
+
+    name, sep, raw = text.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not sep or not name.isidentifier() or not raw:
+        raise UserError(f"--assume {text}: write NAME=VALUE, e.g. --assume HEAD_DIM=128 or --assume K=[64,128]")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw  # a bare word: tl.float32, torch.float16
+    try:
+        return name, scalar_or_list(value, _S().where().at("assume").at(name))
+    except UserError:
+        raise UserError(f"--assume {text}: the value must be a number, bool or string, or a list of them") from None
+
+
 def load_settings(path: Path | str) -> Settings:
     """The settings of the project holding ``path`` (a file or folder); defaults when it has none."""
     path = Path(path)
@@ -47,4 +70,4 @@ def load_settings(path: Path | str) -> Settings:
     return from_table(table, shown(source), root)
 
 __all__ = ["DEFAULT_ARCH", "BenchEntry", "Settings", "SpecEntry", "TOOL_FILE", "Variants", "describe",
-           "find_project_root", "from_table", "load_settings", "settings_file_in", "shown"]
+           "find_project_root", "from_table", "load_settings", "parse_assume", "settings_file_in", "shown"]

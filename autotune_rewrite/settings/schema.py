@@ -138,7 +138,7 @@ class Settings:
         inner=(".NAME", BenchEntry)))
     assume: tuple[tuple[str, AssumeValue], ...] = field(default=(), metadata=key(
         table_of(scalar_or_list, "causal = [true, false]"), "table str -> int / float / bool / str / list of them",
-        "values assumed for a parameter NAME of every kernel (a list: each value a case); not used yet"))
+        "values assumed for a parameter NAME of every kernel whose code does not give it (a list: each value a case)"))
     env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
         table_of(string, 'USE_FP8 = "1"'), "table str -> str",
         "environment the kernels' modules read through os.environ.get; not used yet"))

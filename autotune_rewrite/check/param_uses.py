@@ -1,0 +1,110 @@
+"""How a kernel uses a constexpr parameter, read from its body: does the value shape the code?
+
+A constexpr that reaches a tile shape (``tl.arange(0, D)``, ``tl.zeros((BLOCK, D))``, a block
+pointer's ``block_shape``, ``tl.static_range(N)``), a branch (``if HAS_BIAS:``), a
+``static_assert``, or a call we cannot see into (a ``@triton.jit`` helper) decides what is
+compiled: its value must be stated. One that only enters arithmetic (a stride, a loop bound, a
+mask's comparison) does not change any tile shape, so an assumed value gives the same shared
+memory as the true one, provided the assumed value does not remove work: ``check`` assumes a
+large one (see ``spec_inference.ARITHMETIC_CONSTEXPR``), which keeps every loop long enough to
+pipeline. Read with the standard ``ast``, names followed through local assignments.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from autotune_rewrite.check.pointer_params import kernel_def
+
+_ARITHMETIC_CALLS = {"range", "cdiv", "multiple_of", "max_contiguous", "minimum", "maximum", "where", "load",
+                     "store", "program_id", "num_programs", "abs", "min", "max"}
+
+
+_DATA_CALLS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and",
+               "atomic_or", "atomic_xor", "program_id", "num_programs"}
+
+
+def _free_names(expr: ast.AST) -> set[str]:
+    """Names an expression's value depends on, not counting addresses it loads from: what
+    ``tl.load(A + i * stride)`` returns is data, whatever ``stride`` was."""
+    out: set[str] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and _call_name(node) in _DATA_CALLS:
+            out.add("<runtime>")
+            continue
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _call_name(node: ast.Call) -> str | None:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
+    """Those of ``names`` (constexpr parameters) that the kernel uses only in arithmetic."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None or not names:
+        return set()
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    constexprs = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+                  if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    # names derived from each parameter through local assignments
+    derived: dict[str, set[str]] = {n: {n} for n in names}
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+    static = set(constexprs)  # names whose value is known at compile time
+    for _ in range(4):
+        for a in assigns:
+            value = a.value
+            if value is None:
+                continue
+            used = _free_names(value)
+            for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
+                if isinstance(t, ast.Name):
+                    if used <= static | {"tl", "triton", "True", "False", "None"} and t.id not in params:
+                        static.add(t.id)
+            targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+            for t in targets:
+                if isinstance(a, ast.AugAssign) and isinstance(t, ast.Name):
+                    used = used | {t.id}
+                for tn in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
+                    for n in names:
+                        if used & derived[n]:
+                            derived[n].add(tn)
+    out = set()
+    for n in names:
+        if all(_arithmetic_use(occ, parents, fn, static) for occ in ast.walk(fn)
+               if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in derived[n]):
+            out.add(n)
+    return out
+
+
+def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.FunctionDef, static: set[str]) -> bool:
+    child, parent = node, parents.get(id(node))
+    while parent is not None and parent is not fn:
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
+            # A branch on compile-time values decides what is compiled; one on runtime values
+            # (``if pid * BLOCK >= N: return``) is arithmetic.
+            return not (_free_names(parent.test) - {"tl", "triton", "True", "False", "None"} <= static)
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if child is not func and name not in _ARITHMETIC_CALLS:
+                return False  # a shape, a cast, a helper we do not see into
+        if isinstance(parent, ast.Subscript) and child is parent.slice:
+            return False  # ``x[:, :D]``-like indexing shapes a block
+        if isinstance(parent, ast.stmt):
+            return True
+        child, parent = parent, parents.get(id(parent))
+    return True
+
+
+__all__ = ["arithmetic_only"]

@@ -1,0 +1,303 @@
+"""One launch spec per distinct launch, from what is stated, what the code says, and what is assumed.
+
+For each kernel parameter the first of these that knows it wins:
+
+1. the ``kernels`` table of the settings (a spec written by hand or by ``capture``): exact;
+2. a config meta-parameter: every config sets it;
+3. the launch call and the wrapper around it (``locate/launch_args``): literals, allocations'
+   dtypes, ``x is not None``, type hints, wrapper defaults, ``.stride(-1)`` of a contiguous
+   tensor; exact unless the fact itself rests on something (a wrapper default, contiguity);
+4. the kernel's own signature: annotations, defaults of parameters the launch leaves out;
+5. the repo's ``assume`` table / ``--assume NAME=VALUE``, by parameter name (a list: a sweep);
+6. the general assumptions, each listed with the verdict it produced: a pointer whose dtype
+   the code does not give is ``--assume-dtype`` (bf16), or ``i32`` when the kernel uses what it
+   loads as an index or with bit operations; an int of unknown value is divisible by 16 and not 1
+   (what the runtime sees for serving shapes, and the specialization with the pipelined copies);
+   an argument of unknown kind that the kernel does not use as a pointer is an int.
+
+A constexpr whose value none of these knows is what the kernel still needs: ``needs_spec``,
+naming exactly those parameters. ``exact=True`` turns step 6 off: a pointer without a dtype is
+then a missing value, and an int without a value compiles as a generic int would (no
+divisibility, not folded; noted with the verdict).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
+from autotune_rewrite.outcomes import Assumption
+
+MAX_LAUNCH_SPECS = 4  # distinct launches compiled per kernel; more are listed, not compiled
+MAX_SWEEP = 8  # specs one ``assume`` sweep may add per launch
+# The value assumed for a constexpr the kernel uses only in arithmetic (a stride, a loop bound;
+# ``param_uses``): divisible by 16, not 1, and large, so that no loop gets too short to pipeline.
+ARITHMETIC_CONSTEXPR = 4096
+
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter in one spec: its Triton type, value, and what it rests on."""
+
+    type: str  # "*bf16", "i32", "fp32", "u1", "constexpr"
+    value: Any = _UNSET  # a constexpr's value, or a runtime int's (for specialization)
+    divisible: bool = False  # an int of unknown value assumed divisible by 16 (and not 1)
+    assumption: Assumption | None = None
+    source: str = ""  # "launch", "annotation", "default", "settings", "assume"
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not _UNSET
+
+
+@dataclass
+class Draft:
+    """A spec being built: one parameter at a time."""
+
+    name: str
+    params: dict[str, ParamSpec] = field(default_factory=dict)
+    lacking: list[str] = field(default_factory=list)
+    why: dict[str, str] = field(default_factory=dict)  # lacking parameter -> where its value comes from
+
+
+def int_type(value: int) -> str:
+    """The runtime's type for a Python int (``native_specialize_impl``)."""
+    if -(2**31) <= value < 2**31:
+        return "i32"
+    if -(2**63) <= value < 2**63:
+        return "i64"
+    return "u64"
+
+
+def value_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "u1"
+    if isinstance(value, int):
+        return int_type(value)
+    if isinstance(value, float):
+        return "fp32"
+    return None
+
+
+def annotation_type(param: KernelParam) -> str | None:
+    """The type an annotation pins (Triton's ``KernelParam.annotation_type``), else None."""
+    if param.annotation is None or param.is_constexpr:
+        return None
+    ty = normalize_type(param.annotation)
+    return None if ty in (None, "constexpr") else ty
+
+
+def triton_dtype(torch_name: str) -> str | None:
+    """``float32`` -> ``fp32``, with Triton's own table (``triton._utils``)."""
+    from triton._utils import type_canonicalisation_dict
+
+    return type_canonicalisation_dict.get(torch_name)
+
+
+def bind(site: AutotuneSite, launch: LaunchSite) -> dict[str, ArgFact]:
+    """The launch's argument facts by kernel parameter (positional by index, keywords by name)."""
+    names = [p.name for p in site.params]
+    out: dict[str, ArgFact] = {}
+    for fact in launch.arguments:
+        if isinstance(fact.slot, int):
+            if fact.slot < len(names):
+                out[names[fact.slot]] = fact
+        elif fact.slot in names:
+            out[fact.slot] = fact
+    return out
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every spec of one kernel shares."""
+
+    site: AutotuneSite
+    meta: frozenset[str]  # set by every config
+    pointers: frozenset[str]  # used as pointers in the kernel body
+    index_pointers: frozenset[str]  # pointers whose loaded values are used as ints
+    assume_dtype: str  # "*bf16"
+    assume_dtype_name: str  # "bf16", for the words
+    exact: bool
+    heuristics: frozenset[str] = frozenset()  # set by @triton.heuristics
+    arithmetic: frozenset[str] = frozenset()  # constexprs used only in arithmetic (param_uses)
+    descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
+
+
+def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamSpec | None:
+    """A parameter from its launch argument; None when the argument says too little."""
+    said = f"{fact.text} at {where}"
+    assumption = Assumption(p.name, "", f"{fact.assumption} ({said})") if fact.assumption else None
+
+    def assumed(value_text: str) -> Assumption | None:
+        return Assumption(p.name, value_text, assumption.source) if assumption else None
+
+    constexpr = p.is_constexpr
+    if fact.kind == "none":
+        return ParamSpec("constexpr", None, source="launch")
+    if fact.kind == "dtype":
+        if constexpr and fact.value_known and fact.dtype:
+            return ParamSpec("constexpr", f"torch.{fact.dtype}", assumption=assumed(f"torch.{fact.dtype}"),
+                             source="launch")
+        return None
+    if fact.kind == "tensor":
+        if constexpr:
+            return None
+        ty = triton_dtype(fact.dtype) if fact.dtype else None
+        if ty is None:
+            return None  # dtype unknown: the general assumption decides (step 6)
+        return ParamSpec("*" + ty, assumption=assumed("*" + ty), source="launch")
+    if fact.kind in ("int", "float", "bool"):
+        if constexpr:
+            if not fact.value_known:
+                return None
+            return ParamSpec("constexpr", fact.value, assumption=assumed(repr(fact.value)), source="launch")
+        if fact.kind == "bool":
+            return ParamSpec("u1", source="launch")  # bools are never specialized
+        if fact.kind == "float":
+            return ParamSpec("fp32", source="launch")
+        if fact.value_known and isinstance(fact.value, int):
+            return ParamSpec(int_type(fact.value), fact.value, assumption=assumed(str(fact.value)), source="launch")
+        return ParamSpec("i32", source="launch")  # value unknown: step 6 may assume divisibility
+    return None
+
+
+def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec | None:
+    """Step 6, the general assumptions; None when nothing may be assumed (a constexpr)."""
+    if ctx.exact:
+        return known  # an int without a value compiles as a generic one would (noted: UnknownInts)
+    if known is not None:
+        if _needs_int_assumption(ctx, p, known):
+            return ParamSpec(known.type, divisible=True, source=known.source or "assumed", assumption=Assumption(
+                p.name, "divisible by 16", "an int of unknown value: assumed divisible by 16 and not 1"))
+        return known
+    if p.name in ctx.descriptors:
+        return None  # a descriptor's block shape is set by the host: it must be stated
+    if p.is_constexpr:
+        if p.name in ctx.arithmetic:
+            return ParamSpec("constexpr", ARITHMETIC_CONSTEXPR, source="assumed", assumption=Assumption(
+                p.name, str(ARITHMETIC_CONSTEXPR), "a constexpr of unknown value that the kernel uses only in "
+                f"arithmetic (no tile shape, no branch): assumed {ARITHMETIC_CONSTEXPR}"))
+        return None
+    if p.name in ctx.index_pointers:
+        return ParamSpec("*i32", source="assumed", assumption=Assumption(
+            p.name, "*i32", "a pointer whose loaded values the kernel uses as ints: assumed *i32"))
+    if p.name in ctx.pointers:
+        return ParamSpec(ctx.assume_dtype, source="assumed", assumption=Assumption(
+            p.name, ctx.assume_dtype, f"pointer dtype not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)"))
+    return ParamSpec("i32", divisible=True, source="assumed", assumption=Assumption(
+        p.name, "i32, divisible by 16", "an argument of unknown kind, not used as a pointer: assumed an int "
+                                        "divisible by 16 and not 1"))
+
+
+def _needs_int_assumption(ctx: Context, p: KernelParam, spec: ParamSpec) -> bool:
+    from autotune_rewrite.check.launch_spec import do_not_specialize, is_int_type
+
+    return (is_int_type(spec.type) and not spec.has_value and not spec.divisible
+            and p.name not in do_not_specialize(ctx.site) and p.name not in ctx.meta)
+
+
+def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: Mapping[str, ArgFact],
+              where: str | None) -> Draft:
+    """A spec from the stated parameters (settings), one launch's facts, and the kernel's own source."""
+    draft = Draft(name)
+    for p in ctx.site.params:
+        spec = stated.get(p.name)
+        if spec is None and (p.name in ctx.meta):
+            spec = ParamSpec("constexpr", source="configs")
+        if spec is None and p.name in facts:
+            spec = from_fact(ctx, p, facts[p.name], where or "the launch")
+            if spec is None and facts[p.name].kind == "tensor" and not p.is_constexpr:
+                spec = _assumed_pointer(ctx, p, facts[p.name], where)
+        if spec is None:
+            spec = _from_source(p, passed=p.name in facts)
+        if spec is not None and spec.type == "constexpr" and not spec.has_value and spec.source != "configs":
+            spec = None
+        resolved = general(ctx, p, spec) if (spec is None or spec.source != "configs") else spec
+        if resolved is None:
+            draft.lacking.append(p.name)
+            fact = facts.get(p.name)
+            draft.why[p.name] = (f"`{fact.text}` at {where}" if fact is not None else
+                                 "set by @triton.heuristics" if p.name in ctx.heuristics else
+                                 "a TMA tensor descriptor (e.g. \"tensordesc<bf16[64, 64]>\")" if p.name in ctx.descriptors else
+                                 "not passed at the launch, no default" if facts else "no launch found, no default")
+        else:
+            draft.params[p.name] = resolved
+    return draft
+
+
+def _assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | None) -> ParamSpec | None:
+    if ctx.exact:
+        return None
+    ty = "*i32" if p.name in ctx.index_pointers else ctx.assume_dtype
+    why = ("a tensor whose loaded values the kernel uses as ints: assumed *i32" if ty == "*i32" else
+           f"{fact.text}'s dtype is not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
+    return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
+
+
+def _from_source(p: KernelParam, passed: bool) -> ParamSpec | None:
+    """Annotations, and the kernel's defaults for parameters the launch leaves out."""
+    ann = annotation_type(p)
+    if ann is not None:
+        return ParamSpec(ann, source="annotation")
+    if passed or not p.default_known:
+        if p.is_constexpr:
+            return None
+        return None
+    value = p.default_value
+    if p.is_constexpr:
+        return ParamSpec("constexpr", value, source="default")
+    if value is None:
+        return ParamSpec("constexpr", None, source="default")  # None is always a constexpr at runtime
+    ty = value_type(value)
+    if ty is None:
+        return None
+    return ParamSpec(ty, value if isinstance(value, int) and not isinstance(value, bool) else _UNSET,
+                     source="default")
+
+
+def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str) -> list[Draft]:
+    """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
+    value. A list of values gives one spec per combination (at most ``MAX_SWEEP``)."""
+    names = [p.name for p in ctx.site.params if p.name in assume and (
+        p.name in draft.lacking or (p.name in draft.params and draft.params[p.name].divisible
+                                    and not draft.params[p.name].has_value))]
+    if not names:
+        return [draft]
+    combos = list(itertools.islice(itertools.product(*(assume[n] for n in names)), MAX_SWEEP))
+    out = []
+    for combo in combos:
+        new = Draft(draft.name if len(combos) == 1 else
+                    f"{draft.name} " + " ".join(f"{n}={v}" for n, v in zip(names, combo)),
+                    dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why))
+        by_param = {p.name: p for p in ctx.site.params}
+        for n, v in zip(names, combo):
+            a = Assumption(n, repr(v), f"{origin} assume table")
+            if by_param[n].is_constexpr:
+                new.params[n] = ParamSpec("constexpr", v, assumption=a, source="assume")
+            else:
+                current = new.params.get(n)
+                ty = current.type if current is not None else (value_type(v) or "i32")
+                new.params[n] = ParamSpec(ty, v if isinstance(v, int) and not isinstance(v, bool) else _UNSET,
+                                          assumption=a, source="assume")
+        out.append(new)
+    return out
+
+
+def distinct(drafts: Sequence[Draft]) -> list[Draft]:
+    """Launches that give the same spec are one spec."""
+    seen: dict[tuple, Draft] = {}
+    for d in drafts:
+        key = (tuple(sorted((n, s.type, repr(s.value), s.divisible) for n, s in d.params.items())),
+               tuple(d.lacking))
+        seen.setdefault(key, d)
+    return list(seen.values())
+
+
+__all__ = ["Context", "Draft", "MAX_LAUNCH_SPECS", "ParamSpec", "annotation_type", "bind", "distinct", "int_type",
+           "one_draft", "sweep", "triton_dtype", "value_type"]

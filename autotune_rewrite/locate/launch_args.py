@@ -1,0 +1,565 @@
+"""What each argument of a ``kernel[grid](...)`` call is, read statically from the wrapper around it.
+
+Triton types a kernel's parameters from the arguments at launch (a bf16 tensor -> ``*bf16``, a
+Python int -> ``i32``) and specializes on their values. The wrapper that launches the kernel
+usually says most of that in plain code: ``out = torch.empty(..., dtype=torch.float32)``,
+``q.stride(-1)``, ``BLOCK=64``, ``bias is not None``, ``chunk_size: int = 64``. This module reads
+it, per argument, into an ``ArgFact`` (see ``model.py``): its kind (tensor, int, float, bool,
+None, dtype), a tensor's torch dtype name, a known value, and, when the fact rests on something
+the code does not guarantee (a wrapper default the caller may override, a tensor assumed
+contiguous), that assumption in words. Nothing is executed; what is not plain stays ``unknown``.
+
+Torch dtype names are kept as torch spells them (``float32``); ``check`` maps them to Triton's
+types with Triton's own table, so the locator never imports Triton.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from autotune_rewrite.model import ArgFact
+
+_MAX_DEPTH = 12
+
+# torch factories that take ``dtype=`` (default: torch's default dtype, float32) and return a
+# fresh, contiguous tensor.
+_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_strided", "tensor", "arange", "randint"}
+_LIKE = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
+_NEW = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
+# methods that keep a tensor's dtype (the ones in the first set also return it contiguous)
+_SAME_FRESH = {"contiguous", "clone"}
+_SAME = {"view", "reshape", "transpose", "t", "permute", "flatten", "squeeze", "unsqueeze", "expand",
+         "detach", "narrow", "select", "unflatten", "view_as", "expand_as", "repeat", "T", "mT",
+         "as_strided", "index_select", "masked_fill", "fill_", "zero_", "copy_", "mul", "add", "sub"}
+_CASTS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
+          "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
+_INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr", "get_device"}
+_INT_ATTRS = {"ndim"}
+_INT_CALLS = {"len", "int", "cdiv", "next_power_of_2", "ceil", "floor", "prod", "gcd", "lcm", "round"}
+_FLOAT_CALLS = {"float", "sqrt", "log", "log2", "exp", "pow", "rsqrt"}
+_TORCH_DTYPES = {"float32", "float", "float16", "half", "bfloat16", "float64", "double", "int8", "int16",
+                 "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64", "bool",
+                 "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "short"}
+_CANON = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "long": "int64",
+          "short": "int16"}
+_TENSOR_HINTS = {"Tensor", "torch.Tensor"}
+
+
+def _unknown(text: str, why: str = "") -> ArgFact:
+    return ArgFact(slot=0, text=text, kind="unknown", why=why)
+
+
+def _dtype_name(node: cst.BaseExpression) -> str | None:
+    """``torch.float32`` / ``tl.float32`` / ``torch.half`` -> ``float32``, else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute)):
+        name = node.attr.value
+        if name in _TORCH_DTYPES:
+            return _CANON.get(name, name)
+    return None
+
+
+def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    return None
+
+
+class Wrapper:
+    """The function around a launch: its parameters and its local assignments, by name."""
+
+    def __init__(self, pm, fn: cst.FunctionDef | None):
+        self.pm = pm
+        self.fn = fn
+        self.params: dict[str, cst.Param] = {}
+        self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        if fn is None:
+            return
+        p = fn.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            self.params[param.name.value] = param
+        _Assignments(self.assigned).visit_block(fn.body)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.pm.code(node).strip()
+
+
+class _Assignments:
+    """Local assignments of one function (not of nested functions or classes): name -> values.
+    ``None`` marks a binding whose value is not one expression (a loop target, ``with ... as``,
+    an augmented assignment)."""
+
+    def __init__(self, out: dict):
+        self.out = out
+
+    def visit_block(self, node: cst.CSTNode) -> None:
+        node.visit(_AssignVisitor(self.out))
+
+
+class _AssignVisitor(cst.CSTVisitor):
+    def __init__(self, out: dict):
+        self.out = out
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self.out.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            values = (value.elements if isinstance(value, (cst.Tuple, cst.List)) and
+                      len(value.elements) == len(elements) else None)
+            for i, el in enumerate(elements):
+                if values is not None and not isinstance(values[i], cst.StarredElement):
+                    self._bind(el, values[i].value)
+                elif value is not None and _is_shape(value):
+                    self._bind(el, _SHAPE_ITEM)  # ``M, K = x.shape``: every item an int
+                else:
+                    self._bind(el, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.out.setdefault(node.target.value, []).append(node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_unknown(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_unknown(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_unknown(node.asname.name)
+
+    def _bind_unknown(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.out.setdefault(target.value, []).append(None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._bind_unknown(e.value)
+
+
+# A stand-in expression for one item of ``x.shape`` (an int of unknown value).
+_SHAPE_ITEM = cst.Name("__shape_item__")
+
+
+def _is_shape(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
+            and not node.args:
+        return True
+    return isinstance(node, cst.Subscript) and _is_shape(node.value)
+
+
+class ArgReader:
+    """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
+
+    def __init__(self, wrapper: Wrapper, module_value=None):
+        self.w = wrapper
+        self.module_value = module_value  # name -> (known, value) for module-level constants
+        self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
+
+    def fact(self, expr: cst.BaseExpression) -> ArgFact:
+        try:
+            return self._fact(expr, 0)
+        except RecursionError:
+            return _unknown(self.w.code(expr), "nested too deeply")
+
+    # ---------------------------------------------------------------------------------------
+    def _fact(self, e: cst.BaseExpression, depth: int) -> ArgFact:
+        text = self.w.code(e) if e is not _SHAPE_ITEM else "x.shape[i]"
+        if depth > _MAX_DEPTH:
+            return _unknown(text, "followed too far")
+        method = getattr(self, "_f_" + type(e).__name__, None)
+        if method is None:
+            return _unknown(text)
+        out = method(e, depth + 1)
+        return replace(out, text=text)
+
+    def _f_Integer(self, e, d):
+        return ArgFact(0, "", "int", value=e.evaluated_value, value_known=True, why="literal")
+
+    def _f_Float(self, e, d):
+        return ArgFact(0, "", "float", value=e.evaluated_value, value_known=True, why="literal")
+
+    def _f_Name(self, e, d):
+        if e is _SHAPE_ITEM:
+            return ArgFact(0, "", "int", why="a tensor's size")
+        if e.value in ("True", "False"):
+            return ArgFact(0, "", "bool", value=e.value == "True", value_known=True, why="literal")
+        if e.value == "None":
+            return ArgFact(0, "", "none", value=None, value_known=True, why="literal")
+        values = self.w.assigned.get(e.value)
+        if values and e.value not in self._active:
+            # A local binding: what every assignment agrees on. Inside one (``x = x.contiguous()``)
+            # the name means its earlier binding: the wrapper's parameter.
+            self._active.add(e.value)
+            try:
+                facts = [self._fact(v, d) if isinstance(v, cst.BaseExpression) else _unknown(e.value)
+                         for v in values]
+            finally:
+                self._active.discard(e.value)
+            return _join(facts, e.value)
+        if e.value in self.w.params:
+            return self._param(e.value, d)
+        if self.module_value is not None:
+            known, value = self.module_value(e.value)
+            if known:
+                return _of_value(value, f"module constant {e.value}")
+        return _unknown("", f"{e.value} is not known statically")
+
+    def _param(self, name: str, d: int) -> ArgFact:
+        """A wrapper parameter: its type hint, else the kind of its default. A default's value is
+        what the launch sees only when the caller leaves it out: an assumption, said so."""
+        param = self.w.params[name]
+        hint = param.annotation.annotation if param.annotation is not None else None
+        kind, optional = _hint_kind(self.w, hint)
+        default = None
+        if param.default is not None:
+            default = self._fact(param.default, d)
+        if default is not None and default.value_known and default.kind in ("int", "float", "bool", "dtype"):
+            if kind in (None, default.kind) or (kind == "float" and default.kind == "int"):
+                return replace(default, kind=kind or default.kind,
+                               assumption=f"the caller leaves {name} at its default {self.w.code(param.default)}",
+                               why=f"wrapper default {name}={self.w.code(param.default)}")
+        if kind is not None:
+            return ArgFact(0, "", kind, why=f"type hint of {name}",
+                           optional=optional or (default is not None and default.kind == "none"))
+        if default is not None and default.kind == "none":
+            return ArgFact(0, "", "unknown", optional=True, why=f"{name} defaults to None")
+        return _unknown("", f"wrapper parameter {name} has no type hint")
+
+    def _f_Attribute(self, e, d):
+        dtype = _dtype_name(e)
+        if dtype is not None:
+            return ArgFact(0, "", "dtype", dtype=dtype, value=self.w.code(e), value_known=True, why="dtype literal")
+        attr = e.attr.value
+        if attr in _INT_ATTRS:
+            return ArgFact(0, "", "int", why=f".{attr}")
+        if attr == "dtype":
+            base = self._fact(e.value, d)
+            if base.kind == "tensor" and base.dtype:
+                return ArgFact(0, "", "dtype", dtype=base.dtype, value=f"torch.{base.dtype}", value_known=True,
+                               why=f"dtype of {self.w.code(e.value)}", assumption=base.assumption)
+            return ArgFact(0, "", "dtype", why=f"dtype of {self.w.code(e.value)}")
+        if attr in ("T", "mT"):
+            base = self._fact(e.value, d)
+            return replace(base, fresh=False) if base.kind == "tensor" else _unknown("")
+        return _unknown("")
+
+    def _f_Subscript(self, e, d):
+        if _is_shape(e):
+            return ArgFact(0, "", "int", why="a tensor's size")
+        base = self._fact(e.value, d)
+        if base.kind == "tensor":
+            return replace(base, fresh=False, why=f"a slice of {self.w.code(e.value)}")
+        return _unknown("")
+
+    def _f_Call(self, e, d):
+        func = e.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name is None:
+            return _unknown("")
+        on = func.value if isinstance(func, cst.Attribute) else None
+        on_torch = on is not None and self.w.code(on) in ("torch", "th")
+        if name in _FACTORIES and (on_torch or on is None):
+            given = _kwarg(e, "dtype")
+            if given is not None:
+                dt = self._dtype_of(given, d)
+                return ArgFact(0, "", "tensor", dtype=dt, fresh=True, why=f"torch.{name}(dtype=...)")
+            if name in ("arange", "randint"):
+                return ArgFact(0, "", "tensor", dtype="int64", fresh=True, why=f"torch.{name} of ints")
+            if name in ("tensor", "full"):
+                return ArgFact(0, "", "tensor", fresh=True, why=f"torch.{name} without dtype")
+            return ArgFact(0, "", "tensor", dtype="float32", fresh=True, why=f"torch.{name}: the default dtype",
+                           assumption="torch's default dtype is float32")
+        if name in _LIKE and e.args:
+            given = _kwarg(e, "dtype")
+            if given is not None:
+                return ArgFact(0, "", "tensor", dtype=self._dtype_of(given, d), fresh=True, why=f"{name}(dtype=...)")
+            base = self._fact(e.args[0].value, d)
+            return ArgFact(0, "", "tensor", dtype=base.dtype if base.kind == "tensor" else None, fresh=True,
+                           why=f"{name}({self.w.code(e.args[0].value)})", assumption=base.assumption)
+        if on is not None and name in _NEW:
+            base = self._fact(on, d)
+            given = _kwarg(e, "dtype")
+            dt = self._dtype_of(given, d) if given is not None else (base.dtype if base.kind == "tensor" else None)
+            return ArgFact(0, "", "tensor", dtype=dt, fresh=True, why=f".{name}",
+                           assumption=base.assumption if given is None else "")
+        if on is not None and name == "to":
+            base = self._fact(on, d)
+            target = _kwarg(e, "dtype") or next((a.value for a in e.args if a.keyword is None), None)
+            dt = self._dtype_of(target, d) if target is not None else None
+            if dt is None and target is not None and self._fact(target, d).kind == "tensor":
+                dt = self._fact(target, d).dtype
+            if dt is None and (target is None or self._fact(target, d).kind not in ("dtype", "tensor")):
+                dt = base.dtype if base.kind == "tensor" else None  # .to(device)
+            return ArgFact(0, "", "tensor", dtype=dt, why=".to(...)")
+        if on is not None and name in _CASTS and not e.args:
+            return ArgFact(0, "", "tensor", dtype=_CASTS[name], fresh=False, why=f".{name}()")
+        if on is not None and (name in _SAME_FRESH or name in _SAME):
+            base = self._fact(on, d)
+            if base.kind != "tensor":
+                return _unknown("")
+            if name == "view" and e.args and (dt := self._dtype_of(e.args[0].value, d)):
+                return replace(base, dtype=dt, fresh=False, why=".view(dtype)")
+            return replace(base, fresh=name in _SAME_FRESH, why=f".{name}()")
+        if on is not None and name in _INT_METHODS:
+            if name == "stride" and e.args:
+                return self._stride(on, e.args[0].value, d)
+            return ArgFact(0, "", "int", why=f".{name}()")
+        if name in _INT_CALLS:
+            return self._int_call(name, e, d)
+        if name in _FLOAT_CALLS:
+            return ArgFact(0, "", "float", why=f"{name}(...)")
+        if name == "bool":
+            return ArgFact(0, "", "bool", why="bool(...)")
+        if name in ("max", "min") and e.args:
+            facts = [self._fact(a.value, d) for a in e.args]
+            if all(f.kind == "int" for f in facts):
+                vals = [f.value for f in facts]
+                if all(f.value_known for f in facts):
+                    return ArgFact(0, "", "int", value=(max if name == "max" else min)(vals), value_known=True,
+                                   why=f"{name}(...)", assumption=_assumptions(facts))
+                return ArgFact(0, "", "int", why=f"{name}(...)")
+            if all(f.kind in ("int", "float") for f in facts):
+                return ArgFact(0, "", "float", why=f"{name}(...)")
+        return _unknown("")
+
+    def _int_call(self, name: str, e: cst.Call, d: int) -> ArgFact:
+        facts = [self._fact(a.value, d) for a in e.args if a.keyword is None]
+        if facts and all(f.value_known and isinstance(f.value, (int, float)) and not isinstance(f.value, bool)
+                         for f in facts):
+            import math
+
+            vals = [f.value for f in facts]
+            fns = {"int": lambda v: int(v[0]), "len": None, "cdiv": lambda v: -(-v[0] // v[1]),
+                   "next_power_of_2": lambda v: 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length(),
+                   "ceil": lambda v: math.ceil(v[0]), "floor": lambda v: math.floor(v[0]),
+                   "round": lambda v: round(v[0])}
+            fn = fns.get(name)
+            try:
+                if fn is not None:
+                    return ArgFact(0, "", "int", value=int(fn(vals)), value_known=True, why=f"{name}(...)",
+                                   assumption=_assumptions(facts))
+            except (IndexError, ZeroDivisionError, ValueError, OverflowError):
+                pass
+        return ArgFact(0, "", "int", why=f"{name}(...)")
+
+    def _stride(self, tensor: cst.BaseExpression, index: cst.BaseExpression, d: int) -> ArgFact:
+        """``t.stride(-1)`` is 1 for a contiguous tensor: exact when ``t`` is freshly allocated or
+        ``.contiguous()``, else assumed (the serving case: last dims are contiguous)."""
+        base = self._fact(tensor, d)
+        last = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus) \
+            and isinstance(index.expression, cst.Integer) and index.expression.value == "1"
+        if not last:
+            return ArgFact(0, "", "int", why="a stride")
+        if base.kind == "tensor" and base.fresh:
+            return ArgFact(0, "", "int", value=1, value_known=True, why=f"{self.w.code(tensor)} is contiguous")
+        return ArgFact(0, "", "int", value=1, value_known=True, why="last-dim stride",
+                       assumption=f"{self.w.code(tensor)} is contiguous in its last dim")
+
+    def _dtype_of(self, node: cst.BaseExpression | None, d: int) -> str | None:
+        if node is None:
+            return None
+        f = self._fact(node, d)
+        return f.dtype if f.kind == "dtype" else None
+
+    def _f_BinaryOperation(self, e, d):
+        left, right = self._fact(e.left, d), self._fact(e.right, d)
+        kinds = {left.kind, right.kind}
+        if "tensor" in kinds:
+            return ArgFact(0, "", "tensor", why="tensor arithmetic")
+        if isinstance(e.operator, cst.Divide) and kinds <= {"int", "float"}:
+            return ArgFact(0, "", "float", why="a division")
+        if kinds == {"int"}:
+            if left.value_known and right.value_known:
+                try:
+                    value = _binop(e.operator, left.value, right.value)
+                except (ArithmeticError, TypeError, ValueError):
+                    value = None
+                if isinstance(value, int):
+                    return ArgFact(0, "", "int", value=value, value_known=True, why="arithmetic",
+                                   assumption=_assumptions([left, right]))
+            return ArgFact(0, "", "int", why="int arithmetic")
+        if kinds <= {"int", "float"}:
+            return ArgFact(0, "", "float", why="float arithmetic")
+        return _unknown("")
+
+    def _f_UnaryOperation(self, e, d):
+        if isinstance(e.operator, cst.Not):
+            inner = self._fact(e.expression, d)
+            if inner.kind == "bool" and inner.value_known:
+                return replace(inner, value=not inner.value)
+            return ArgFact(0, "", "bool", why="not ...")
+        inner = self._fact(e.expression, d)
+        if isinstance(e.operator, cst.Minus) and inner.kind in ("int", "float") and inner.value_known:
+            return replace(inner, value=-inner.value)
+        return inner if inner.kind in ("int", "float") else _unknown("")
+
+    def _f_Comparison(self, e, d):
+        # ``x is not None`` on a wrapper parameter defaulting to None: False at the default.
+        if len(e.comparisons) == 1 and isinstance(e.comparisons[0].comparator, cst.Name) \
+                and e.comparisons[0].comparator.value == "None" \
+                and isinstance(e.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            subject = self._fact(e.left, d)
+            negate = isinstance(e.comparisons[0].operator, cst.IsNot)
+            if subject.kind == "none":
+                return ArgFact(0, "", "bool", value=not negate, value_known=True, why="is None",
+                               assumption=subject.assumption)
+            if subject.kind == "tensor" and not subject.optional:
+                return ArgFact(0, "", "bool", value=negate, value_known=True, why=subject.why or "a tensor")
+            if isinstance(e.left, cst.Name) and e.left.value in self.w.params and \
+                    self.w.params[e.left.value].default is not None and \
+                    self.w.code(self.w.params[e.left.value].default) == "None" and \
+                    not self.w.assigned.get(e.left.value):
+                return ArgFact(0, "", "bool", value=not negate, value_known=True, why="is None",
+                               assumption=f"the caller leaves {e.left.value} at its default None")
+        return ArgFact(0, "", "bool", why="a comparison")
+
+    def _f_BooleanOperation(self, e, d):
+        left, right = self._fact(e.left, d), self._fact(e.right, d)
+        if left.kind == right.kind == "bool":
+            if left.value_known and right.value_known:
+                value = (left.value and right.value) if isinstance(e.operator, cst.And) else (left.value or right.value)
+                return ArgFact(0, "", "bool", value=value, value_known=True, why="and/or",
+                               assumption=_assumptions([left, right]))
+            return ArgFact(0, "", "bool", why="and/or")
+        return _unknown("")
+
+    def _f_IfExp(self, e, d):
+        return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
+
+
+def _binop(op, a, b):
+    import operator as o
+
+    table = {cst.Add: o.add, cst.Subtract: o.sub, cst.Multiply: o.mul, cst.FloorDivide: o.floordiv,
+             cst.Modulo: o.mod, cst.LeftShift: o.lshift, cst.RightShift: o.rshift, cst.Power: o.pow,
+             cst.BitAnd: o.and_, cst.BitOr: o.or_, cst.BitXor: o.xor}
+    fn = table.get(type(op))
+    if fn is None or (isinstance(op, cst.Power) and abs(b) > 64):
+        return None
+    return fn(a, b)
+
+
+def _hint_kind(w: Wrapper, hint) -> tuple[str | None, bool]:
+    """(kind, optional) of a wrapper parameter's type hint."""
+    if hint is None:
+        return None, False
+    text = w.code(hint).replace(" ", "").strip("'\"")
+    optional = False
+    for wrap in ("Optional[", "typing.Optional["):
+        if text.startswith(wrap) and text.endswith("]"):
+            text, optional = text[len(wrap):-1], True
+    parts = [p for p in text.split("|")]
+    if "None" in parts:
+        optional = True
+        parts = [p for p in parts if p != "None"]
+    if len(parts) != 1:
+        return None, optional
+    text = parts[0]
+    if text in _TENSOR_HINTS or text.endswith(".Tensor"):
+        return "tensor", optional
+    if text in ("int", "float", "bool"):
+        return text, optional
+    if text in ("torch.dtype", "dtype", "tl.dtype"):
+        return "dtype", optional
+    return None, optional
+
+
+def _of_value(value, why: str) -> ArgFact:
+    if isinstance(value, bool):
+        return ArgFact(0, "", "bool", value=value, value_known=True, why=why)
+    if isinstance(value, int):
+        return ArgFact(0, "", "int", value=value, value_known=True, why=why)
+    if isinstance(value, float):
+        return ArgFact(0, "", "float", value=value, value_known=True, why=why)
+    if value is None:
+        return ArgFact(0, "", "none", value=None, value_known=True, why=why)
+    return _unknown("", why)
+
+
+def _assumptions(facts) -> str:
+    return "; ".join(dict.fromkeys(f.assumption for f in facts if f.assumption))
+
+
+def _join(facts: list[ArgFact], name: str) -> ArgFact:
+    """Several bindings of one name (branches, reassignments): what they all agree on."""
+    kinds = {f.kind for f in facts}
+    if len(kinds) != 1 or "unknown" in kinds:
+        non_none = [f for f in facts if f.kind != "none"]
+        if {f.kind for f in non_none} == {"tensor"} and len(non_none) < len(facts):
+            return replace(_join(non_none, name), optional=True)
+        return _unknown("", f"{name or 'the value'} is bound to different kinds of values")
+    first = facts[0]
+    same_value = all(f.value_known and f.value == first.value for f in facts)
+    dtypes = {f.dtype for f in facts}
+    return ArgFact(0, "", first.kind, dtype=first.dtype if len(dtypes) == 1 else None,
+                   value=first.value if same_value else None, value_known=same_value,
+                   fresh=all(f.fresh for f in facts), optional=any(f.optional for f in facts),
+                   why=first.why if len(facts) == 1 else "every binding agrees" if same_value else first.why,
+                   assumption=_assumptions(facts))
+
+
+def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
+    """``t.stride(i)`` arguments where ``i`` is the highest index the launch passes for ``t``
+    (at least 1): ``t``'s last dim, whose stride is 1 for a contiguous tensor."""
+    by_tensor: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
+    for a in call.args:
+        v = a.value
+        if (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "stride"
+                and len(v.args) == 1 and isinstance(v.args[0].value, cst.Integer)):
+            by_tensor.setdefault(pm.code(v.func.value).strip(), []).append((int(v.args[0].value.value), v))
+    out = {}
+    for tensor, uses in by_tensor.items():
+        top = max(i for i, _ in uses)
+        if top >= 1 and len({i for i, _ in uses}) == top + 1:  # every dim up to it passed
+            out.update({v: tensor for i, v in uses if i == top})
+    return out
+
+
+def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
+    """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
+    ``*args``/``**kwargs`` give none."""
+    reader = ArgReader(Wrapper(pm, fn), module_value)
+    last = _last_strides(pm, call)
+    out = []
+    index = 0
+    for a in call.args:
+        if a.star:
+            continue
+        fact = reader.fact(a.value)
+        if a.value in last and not fact.value_known:
+            fact = replace(fact, value=1, value_known=True, why="its tensor's last-dim stride",
+                           assumption=f"{last[a.value]} is contiguous in its last dim")
+        if a.keyword is None:
+            out.append(replace(fact, slot=index))
+            index += 1
+        else:
+            out.append(replace(fact, slot=a.keyword.value))
+    return tuple(out)
+
+
+__all__ = ["ArgReader", "Wrapper", "launch_arguments"]
