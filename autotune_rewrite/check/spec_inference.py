@@ -265,15 +265,15 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
     value. A list of values gives one spec per combination (at most ``MAX_SWEEP``)."""
     names = [p.name for p in ctx.site.params if p.name in assume and (
-        p.name in draft.lacking or (p.name in draft.params and draft.params[p.name].divisible
-                                    and not draft.params[p.name].has_value))]
+        p.name in draft.lacking or (p.name in draft.params and (
+            draft.params[p.name].source == "assumed" or draft.params[p.name].divisible)))]
     if not names:
         return [draft]
     combos = list(itertools.islice(itertools.product(*(assume[n] for n in names)), MAX_SWEEP))
     out = []
     for combo in combos:
-        new = Draft(draft.name if len(combos) == 1 else
-                    f"{draft.name} " + " ".join(f"{n}={v}" for n, v in zip(names, combo)),
+        swept = [f"{n}={v}" for n, v in zip(names, combo) if len(assume[n]) > 1]
+        new = Draft(" ".join([draft.name, *swept]),
                     dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why))
         by_param = {p.name: p for p in ctx.site.params}
         for n, v in zip(names, combo):
@@ -282,7 +282,7 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                 new.params[n] = ParamSpec("constexpr", v, assumption=a, source="assume")
             else:
                 current = new.params.get(n)
-                ty = current.type if current is not None else (value_type(v) or "i32")
+                ty = current.type if current is not None and current.source != "assumed" else (value_type(v) or "i32")
                 new.params[n] = ParamSpec(ty, v if isinstance(v, int) and not isinstance(v, bool) else _UNSET,
                                           assumption=a, source="assume")
         out.append(new)

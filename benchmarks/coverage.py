@@ -1,0 +1,126 @@
+"""Coverage on real repositories: how many kernels `check` judges with zero configuration, and
+with one repo-level ``assume`` table (``benchmarks/coverage/<repo>.toml``, at most 10 names).
+
+    python benchmarks/coverage.py [CORPUS_DIR] [--repo NAME] [--jobs N] > results.json
+
+CORPUS_DIR: the unpacked ``../shared/corpus`` (``unpack.sh``; default /tmp/corpus). Runs the
+real CLI (``check --format json``) once per repo and setting; prints one JSON object. A kernel
+(autotune site) counts as judged exactly when every spec of it is ``judged``/``no_launchable``
+with no assumption, as judged with assumptions when every spec is judged and some rest on
+assumptions; else by its first not-judged status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+JUDGED = {"judged", "assumed", "no_launchable"}
+
+
+def run_check(repo: Path, assume: dict, jobs: int | None, cache: Path) -> tuple[dict, float]:
+    cmd = [sys.executable, "-m", "autotune_rewrite", "check", str(repo), "--format", "json"]
+    for name, value in assume.items():
+        cmd += ["--assume", f"{name}={json.dumps(value)}"]
+    if jobs:
+        cmd += ["-j", str(jobs)]
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        return {"error": proc.stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}, wall
+    return json.loads(proc.stdout), wall
+
+
+def tally(result: dict) -> dict:
+    by_site: dict[str, list[dict]] = collections.defaultdict(list)
+    for k in result.get("kernels", []):
+        by_site[f"{k['path']}::{k['kernel']}"].append(k)
+    counts = collections.Counter()
+    missing = collections.Counter()
+    for reports in by_site.values():
+        statuses = [r["status"] for r in reports]
+        if all(s in JUDGED for s in statuses):
+            counts["judged_assumed" if any(r.get("assumptions") for r in reports) else "judged_exact"] += 1
+        else:
+            first = next(s for s in statuses if s not in JUDGED)
+            counts[first] += 1
+            for r in reports:
+                for name in (r.get("problem") or {}).get("missing") or ():
+                    missing[name] += 1
+    resolved = sum(1 for reports in by_site.values() if reports[0]["status"] != "unresolved")
+    judged = counts["judged_exact"] + counts["judged_assumed"]
+    return {
+        "kernels": len(by_site),
+        "kernels_with_resolved_configs": resolved,
+        "judged_exact": counts["judged_exact"],
+        "judged_with_assumptions": counts["judged_assumed"],
+        "judged_share_of_resolved": round(judged / resolved, 3) if resolved else None,
+        "needs_spec": counts["needs_spec"],
+        "needs_spec_top_missing": missing.most_common(8),
+        "unresolved": counts["unresolved"],
+        "failed": sum(counts[s] for s in ("compile_crashed", "internal_error", "spec_suspect")),
+        "other": {s: n for s, n in counts.items() if s not in (
+            "judged_exact", "judged_assumed", "needs_spec", "unresolved", "compile_crashed", "internal_error",
+            "spec_suspect")},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("corpus", nargs="?", default="/tmp/corpus")
+    ap.add_argument("--repo", action="append")
+    ap.add_argument("--jobs", type=int)
+    ap.add_argument("--cache", default="/tmp/coverage-cache")
+    args = ap.parse_args()
+    corpus = Path(args.corpus)
+    repos = sorted(p for p in corpus.iterdir() if p.is_dir() and (not args.repo or p.name in args.repo))
+    out = {"triton": _triton_version(), "target": "sm_120 (default)", "repos": []}
+    for repo in repos:
+        table_file = HERE / "coverage" / f"{repo.name}.toml"
+        table = tomllib.loads(table_file.read_text())["assume"] if table_file.exists() else {}
+        row = {"repo": repo.name}
+        for label, assume in (("zero_config", {}), ("assume_table", table)):
+            if label == "assume_table" and not table:
+                continue
+            result, wall = run_check(repo, assume, args.jobs, Path(args.cache))
+            row[label] = {"wall_s": round(wall, 1), "assume": assume, **(
+                {"error": result["error"]} if "error" in result else tally(result))}
+            row.setdefault("sites", row[label].get("kernels"))
+        out["repos"].append(row)
+        print(json.dumps(row), file=sys.stderr)
+    totals = collections.Counter()
+    for row in out["repos"]:
+        for label in ("zero_config", "assume_table"):
+            r = row.get(label) or row.get("zero_config")
+            if "error" in r:
+                continue
+            totals[f"{label}_resolved"] += r["kernels_with_resolved_configs"]
+            totals[f"{label}_judged"] += r["judged_exact"] + r["judged_with_assumptions"]
+    out["totals"] = dict(totals)
+    for label in ("zero_config", "assume_table"):
+        if totals[f"{label}_resolved"]:
+            out["totals"][f"{label}_share"] = round(totals[f"{label}_judged"] / totals[f"{label}_resolved"], 3)
+    print(json.dumps(out, indent=1))
+
+
+def _triton_version() -> str:
+    try:
+        import triton
+
+        return triton.__version__
+    except ImportError:
+        return "?"
+
+
+if __name__ == "__main__":
+    main()

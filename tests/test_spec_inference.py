@@ -1,0 +1,193 @@
+"""Launch specs inferred from the launch call and its wrapper, and the assumptions for the rest.
+
+Each rule of ``locate/launch_args`` and ``check/spec_inference`` on a small package written here
+(real LibCST scan); the end-to-end tests compile for real through the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autotune_rewrite.check import launch_spec
+from autotune_rewrite.locate.scan import scan
+from tests.repo_env import pythonpath
+
+KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+BLOCK_DEFAULT = 32
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4, num_stages=2),
+                          triton.Config({"BLOCK": 128}, num_warps=8, num_stages=3)], key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, idx_ptr, out_ptr, bias_ptr, n, stride_x, stride_last, scale, HAS_BIAS: tl.constexpr,
+                 CHUNK: tl.constexpr, D: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    rows = tl.load(idx_ptr + offs, mask=mask, other=0)
+    x = tl.load(x_ptr + rows * stride_x + offs * stride_last, mask=mask, other=0.0)
+    for r in range(0, ROWS):
+        x += 1.0
+    if HAS_BIAS:
+        x += tl.load(bias_ptr + offs, mask=mask, other=0.0)
+    y = tl.zeros((BLOCK, D), dtype=tl.float32) + x[:, None] * scale
+    tl.store(out_ptr + offs[:, None] * D + tl.arange(0, D)[None, :], y, mask=mask[:, None])
+'''
+
+WRAPPER = '''
+import math
+
+import torch
+
+from .kernels import scale_kernel
+
+
+def scale(x: torch.Tensor, idx, bias: torch.Tensor | None = None, chunk_size: int = 64, rows=None):
+    n = x.shape[0]
+    out = torch.empty((n, 16), dtype=torch.float32, device=x.device)
+    scale = 1.0 / math.sqrt(16)
+    scale_kernel[(n,)](x, idx, out, bias, n, x.stride(0), x.stride(1), scale,
+                       HAS_BIAS=bias is not None, CHUNK=chunk_size, D=16, ROWS=rows)
+    return out
+'''
+
+
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "kernels.py").write_text(KERNEL)
+    (root / "pkg" / "ops.py").write_text(WRAPPER)
+    return root
+
+
+def _site(root: Path):
+    (site,) = scan(root, jobs=1).sites
+    return site
+
+
+def test_each_launch_argument_is_read_from_the_wrapper(pkg):
+    site = _site(pkg)
+    (launch,) = site.launches
+    facts = {f.slot: f for f in launch.arguments}
+    assert facts[0].kind == "tensor" and facts[0].dtype is None  # a hint, no dtype
+    assert facts[1].kind == "unknown"  # no hint, no default
+    assert (facts[2].kind, facts[2].dtype, facts[2].fresh) == ("tensor", "float32", True)
+    assert facts[3].kind == "tensor" and facts[3].optional  # Tensor | None
+    assert facts[4].kind == "int" and not facts[4].value_known  # x.shape[0]
+    assert facts[5].kind == "int" and not facts[5].value_known  # x.stride(0)
+    assert (facts[6].value, facts[6].assumption) == (1, "x is contiguous in its last dim")  # x.stride(1), last
+    assert facts[7].kind == "float"  # 1.0 / math.sqrt(16)
+    assert (facts["HAS_BIAS"].kind, facts["HAS_BIAS"].value) == ("bool", False)
+    assert "default None" in facts["HAS_BIAS"].assumption
+    assert (facts["CHUNK"].value, facts["CHUNK"].assumption) == (64, "the caller leaves chunk_size at its default 64")
+    assert (facts["D"].value, facts["D"].assumption) == (16, "")
+    assert facts["ROWS"].kind == "unknown"
+
+
+def test_the_spec_takes_the_launch_then_assumes_the_rest_visibly(pkg):
+    site = _site(pkg)
+    source = (pkg / "pkg" / "kernels.py").read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source)
+    (spec,) = res.specs
+    types = dict(spec.types)
+    assert types["out_ptr"] == "*fp32"  # torch.empty(dtype=torch.float32): exact
+    assert types["x_ptr"] == "*bf16"  # no dtype in the code: --assume-dtype's default
+    assert types["idx_ptr"] == "*i32"  # its loaded values are used as offsets
+    assert types["scale"] == "fp32" and types["n"] == "i32"
+    assert dict(spec.int_values)["stride_last"] == 1
+    assert set(spec.divisible) == {"n", "stride_x"}  # ints of unknown value
+    consts = dict(spec.constexprs)
+    assert consts["HAS_BIAS"] is False and consts["CHUNK"] == 64 and consts["D"] == 16
+    assert consts["ROWS"] == 4096  # unknown, used only as a loop bound
+    assumed = {a.parameter for a in spec.assumptions}
+    assert {"x_ptr", "idx_ptr", "n", "stride_x", "stride_last", "HAS_BIAS", "CHUNK", "ROWS"} <= assumed
+    assert not {"out_ptr", "D", "scale"} & assumed
+    assert res.ok
+
+
+def test_exact_assumes_nothing_and_names_what_is_missing(pkg):
+    site = _site(pkg)
+    source = (pkg / "pkg" / "kernels.py").read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source, exact=True)
+    (missing,) = res.missing
+    assert set(missing[1]) == {"x_ptr", "idx_ptr", "bias_ptr", "ROWS"}
+    assert "# ROWS =" in res.stanza and "`rows` at pkg/ops.py:" in res.stanza
+    assert "= 16" not in res.stanza  # nothing guessed
+
+
+def test_assume_table_fills_unknown_values_and_sweeps_lists(pkg):
+    site = _site(pkg)
+    source = (pkg / "pkg" / "kernels.py").read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source, assume={"ROWS": (2, 8), "n": (4096,)})
+    assert [s.name for s in res.specs] == ["default ROWS=2", "default ROWS=8"]
+    for spec, rows in zip(res.specs, (2, 8)):
+        assert dict(spec.constexprs)["ROWS"] == rows and dict(spec.int_values)["n"] == 4096
+        assert "n" not in spec.divisible
+
+
+def test_distinct_launches_are_distinct_specs(pkg):
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text() + textwrap.dedent('''
+
+        def scale_small(x: torch.Tensor, idx: torch.Tensor):
+            out = torch.empty_like(x, dtype=torch.float16)
+            scale_kernel[(1,)](x.to(torch.float16), idx, out, None, 1, x.stride(0), x.stride(1), 2.0,
+                               HAS_BIAS=False, CHUNK=32, D=16, ROWS=1)
+    '''))
+    site = _site(pkg)
+    res = launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text())
+    assert len(res.specs) == 2
+    small = next(s for s in res.specs if dict(s.constexprs).get("CHUNK") == 32)
+    assert dict(small.types)["x_ptr"] == "*fp16" and dict(small.types)["bias_ptr"] == "constexpr"
+    assert dict(small.int_values)["n"] == 1
+
+
+def _cli(root: Path, *args: str):
+    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(root), "--format", "json", *args],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=pythonpath()))
+
+
+def test_zero_configuration_judges_with_listed_assumptions(pkg):
+    proc = _cli(pkg, "--arch", "sm_90")
+    assert proc.returncode == 0, proc.stderr
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert kernel["status"] == "assumed"
+    assert {a["parameter"] for a in kernel["assumptions"]} >= {"x_ptr", "n", "ROWS"}
+    assert all(c["shared_bytes"] is not None for c in kernel["configs"])
+
+
+def test_exact_flag_leaves_the_kernel_needing_a_spec(pkg):
+    proc = _cli(pkg, "--arch", "sm_90", "--exact")
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert kernel["status"] == "needs_spec"
+    assert set(kernel["problem"]["missing"]) == {"x_ptr", "idx_ptr", "bias_ptr", "ROWS"}
+
+
+def test_assume_flag_and_table(pkg):
+    (pkg / "pyproject.toml").write_text('[tool.autotune-rewrite.assume]\nROWS = 4\nNOT_A_PARAM = 1\n')
+    proc = _cli(pkg, "--arch", "sm_90", "--exact", "--assume-dtype", "fp16")
+    data = json.loads(proc.stdout)
+    assert any("NOT_A_PARAM" in w for w in data["warnings"])
+    (kernel,) = data["kernels"]
+    assert kernel["spec_constexprs"]["ROWS"] == 4
+    proc = _cli(pkg, "--arch", "sm_90", "--assume", "ROWS=[1,2]")
+    assert sorted(k["spec"] for k in json.loads(proc.stdout)["kernels"]) == ["default ROWS=1", "default ROWS=2"]
+
+
+@pytest.mark.parametrize("flag", ["ROWS", "=4", "ROWS={a=1}"])
+def test_a_bad_assume_flag_is_a_usage_error(pkg, flag):
+    proc = _cli(pkg, "--assume", flag)
+    assert proc.returncode == 2 and "--assume" in proc.stderr
