@@ -191,3 +191,43 @@ def test_assume_flag_and_table(pkg):
 def test_a_bad_assume_flag_is_a_usage_error(pkg, flag):
     proc = _cli(pkg, "--assume", flag)
     assert proc.returncode == 2 and "--assume" in proc.stderr
+
+
+HEURISTIC_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 96})], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0,
+                    "HAS_G": lambda args: args["g_ptr"] is not None,
+                    "OPAQUE": lambda args: some_probe()})
+@triton.jit
+def h_kernel(x_ptr, g_ptr, n, EVEN: tl.constexpr, HAS_G: tl.constexpr, OPAQUE: tl.constexpr,
+             BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+'''
+
+
+def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
+    from autotune_rewrite.check.heuristics import heuristics_of
+
+    (tmp_path / "h.py").write_text(HEURISTIC_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    hs = heuristics_of(tmp_path, site)
+    assert [h.name for h in hs] == ["EVEN", "HAS_G", "OPAQUE"]
+    res = launch_spec.resolve_specs(site, kernel_source=HEURISTIC_KERNEL, heuristics=hs)
+    (spec,) = res.specs
+    values = dict(spec.heuristic_values)
+    assert values["EVEN"] == (True, False)  # n assumed 4096: 4096 % 64 == 0, 4096 % 96 != 0
+    assert values["HAS_G"] == (True, True)
+    assert "EVEN" in {a.parameter for a in spec.assumptions}
+    assert dict(res.missing)["default"] == ("OPAQUE",)  # calls into the program: still needed
+    assert "@triton.heuristics" in res.stanza
+    exact = launch_spec.resolve_specs(site, kernel_source=HEURISTIC_KERNEL, heuristics=hs[:2],
+                                      assume={"n": (128,)})
+    (spec,) = exact.specs
+    assert dict(spec.heuristic_values)["EVEN"] == (True, False)
+    sig = launch_spec.specialize(site, spec, site.configs[1])
+    assert dict(sig.constexprs)["EVEN"] is False and dict(sig.constexprs)["BLOCK"] == 96

@@ -21,6 +21,7 @@ from typing import Any
 
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
+from autotune_rewrite.check.heuristics import heuristics_of
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
@@ -216,7 +217,8 @@ def check(
             continue
         try:
             resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
-                                                   settings_file, assumed_values, exact, assume_origin)
+                                                   settings_file, assumed_values, exact, assume_origin,
+                                                   heuristics_of(base, site))
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001

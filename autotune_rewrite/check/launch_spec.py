@@ -87,6 +87,7 @@ def resolve_specs(
     assume: Mapping[str, tuple[Any, ...]] | None = None,
     exact: bool = False,
     assume_origin: str = "settings",
+    heuristics: Sequence[Any] = (),
 ) -> SpecResolution:
     """Launch specs for ``site`` (``spec_inference`` says from what): one per settings table naming
     it; else one per distinct launch of it; else one from the kernel's source alone.
@@ -102,7 +103,8 @@ def resolve_specs(
                       frozenset(index_pointer_params(kernel_source, site.kernel)),
                       normalize_type("*" + dtype_name), dtype_name, exact,
                       arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs)),
-                      descriptors=frozenset(descriptor_params(kernel_source, site.kernel)))
+                      descriptors=frozenset(descriptor_params(kernel_source, site.kernel)),
+                      heuristics=frozenset(h.name for h in heuristics))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     drafts: list[inf.Draft] = []
     sources: list[str] = []
@@ -128,7 +130,7 @@ def resolve_specs(
             drafts = [inf.one_draft(ctx, "default", {}, {}, None)]
     if assume:
         drafts = [d for draft in drafts for d in inf.sweep(ctx, draft, assume, assume_origin)]
-    specs = tuple(_spec(site, d, sources) for d in drafts)
+    specs = tuple(_spec(site, d, sources, *inf.heuristic_values(ctx, d, heuristics)) for d in drafts)
     missing = tuple((d.name, tuple(d.lacking)) for d in drafts if d.lacking)
     why = {n: w for d in drafts for n, w in d.why.items()}
     stanza = render_stanza(site, specs, dict(missing), why) if missing else ""
@@ -158,7 +160,8 @@ def _stated(site: AutotuneSite, entry: SpecEntry, settings_file: str, key: str) 
     return out
 
 
-def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str]) -> LaunchSpec:
+def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str], heuristic_values: tuple = (),
+          heuristic_assumptions: Sequence = ()) -> LaunchSpec:
     params = draft.params
     used = {s.source for s in params.values()}
     words = list(sources)
@@ -181,7 +184,9 @@ def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str]) -> Launc
                       and params[n].type.startswith("*")),
         source=" + ".join(dict.fromkeys(words)) or "annotations",
         divisible=tuple(n for n in order if n in params and params[n].divisible),
-        assumptions=tuple(params[n].assumption for n in order if n in params and params[n].assumption is not None),
+        assumptions=tuple(params[n].assumption for n in order if n in params and params[n].assumption is not None)
+        + tuple(heuristic_assumptions),
+        heuristic_values=heuristic_values,
     )
 
 
@@ -210,6 +215,9 @@ def do_not_specialize(site: AutotuneSite) -> set[str]:
 
 def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None) -> Specialization:
     kwargs = dict(config.kwargs) if config is not None else {}
+    if spec.heuristic_values and config is not None and site.configs and config in site.configs:
+        index = site.configs.index(config)
+        kwargs.update({name: values[index] for name, values in spec.heuristic_values if name not in kwargs})
     types = dict(spec.types)
     consts = dict(spec.constexprs)
     values = dict(spec.int_values)

@@ -34,9 +34,10 @@ from autotune_rewrite.outcomes import Assumption
 
 MAX_LAUNCH_SPECS = 4  # distinct launches compiled per kernel; more are listed, not compiled
 MAX_SWEEP = 8  # specs one ``assume`` sweep may add per launch
-# The value assumed for a constexpr the kernel uses only in arithmetic (a stride, a loop bound;
-# ``param_uses``): divisible by 16, not 1, and large, so that no loop gets too short to pipeline.
-ARITHMETIC_CONSTEXPR = 4096
+# The value assumed for an int of unknown value where a value is needed: a constexpr the kernel
+# uses only in arithmetic (a stride, a loop bound; ``param_uses``), an input of a heuristic.
+# Divisible by 16, not 1, and large, so that no loop gets too short to pipeline.
+ASSUMED_INT = 4096
 
 _UNSET = object()
 
@@ -180,9 +181,9 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
         return None  # a descriptor's block shape is set by the host: it must be stated
     if p.is_constexpr:
         if p.name in ctx.arithmetic:
-            return ParamSpec("constexpr", ARITHMETIC_CONSTEXPR, source="assumed", assumption=Assumption(
-                p.name, str(ARITHMETIC_CONSTEXPR), "a constexpr of unknown value that the kernel uses only in "
-                f"arithmetic (no tile shape, no branch): assumed {ARITHMETIC_CONSTEXPR}"))
+            return ParamSpec("constexpr", ASSUMED_INT, source="assumed", assumption=Assumption(
+                p.name, str(ASSUMED_INT), "a constexpr of unknown value that the kernel uses only in "
+                f"arithmetic (no tile shape, no branch): assumed {ASSUMED_INT}"))
         return None
     if p.name in ctx.index_pointers:
         return ParamSpec("*i32", source="assumed", assumption=Assumption(
@@ -210,15 +211,18 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         spec = stated.get(p.name)
         if spec is None and (p.name in ctx.meta):
             spec = ParamSpec("constexpr", source="configs")
+        if spec is None and p.name in ctx.heuristics:
+            spec = ParamSpec("constexpr", source="heuristics")  # valued per config by heuristic_values
         if spec is None and p.name in facts:
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
             if spec is None and facts[p.name].kind == "tensor" and not p.is_constexpr:
                 spec = _assumed_pointer(ctx, p, facts[p.name], where)
         if spec is None:
             spec = _from_source(p, passed=p.name in facts)
-        if spec is not None and spec.type == "constexpr" and not spec.has_value and spec.source != "configs":
+        set_elsewhere = spec is not None and spec.source in ("configs", "heuristics")
+        if spec is not None and spec.type == "constexpr" and not spec.has_value and not set_elsewhere:
             spec = None
-        resolved = general(ctx, p, spec) if (spec is None or spec.source != "configs") else spec
+        resolved = spec if set_elsewhere else general(ctx, p, spec)
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)
@@ -287,6 +291,45 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                                           assumption=a, source="assume")
         out.append(new)
     return out
+
+
+def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> tuple[tuple, list[Assumption]]:
+    """Each heuristic's value per config (``site.configs`` order), evaluated on the draft's
+    values; a heuristic that cannot be evaluated makes its parameter lacking."""
+    from autotune_rewrite.check.heuristics import TensorArg, config_args, evaluate
+
+    base: dict[str, Any] = {}
+    guessed: list[str] = []
+    for name, spec in draft.params.items():
+        if spec.has_value:
+            base[name] = spec.value
+        elif spec.type.startswith("*"):
+            base[name] = TensorArg()
+        elif spec.divisible:
+            base[name] = ASSUMED_INT
+            guessed.append(name)
+    out, assumptions = [], []
+    for h in heuristics:
+        values, why = [], ""
+        for config in ctx.site.configs or (None,):
+            args = {**base, **config_args(config), **{n: v[len(values)] for n, v in out}}
+            known, value, why = evaluate(h, args)
+            if not known:
+                break
+            values.append(value)
+        if len(values) != len(ctx.site.configs or (None,)):
+            draft.params.pop(h.name, None)
+            draft.lacking.append(h.name)
+            draft.why[h.name] = f"set by @triton.heuristics, which does not evaluate statically here ({why})"
+            continue
+        out.append((h.name, tuple(values)))
+        code = h.pm.code(h.node)
+        used = [n for n in guessed if f"'{n}'" in code or f'"{n}"' in code]
+        if used:
+            assumptions.append(Assumption(h.name, "per config", "@triton.heuristics evaluated with "
+                                          + ", ".join(f"{n} = {ASSUMED_INT}" for n in used)
+                                          + " (ints of unknown value)"))
+    return tuple(out), assumptions
 
 
 def distinct(drafts: Sequence[Draft]) -> list[Draft]:
