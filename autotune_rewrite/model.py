@@ -106,6 +106,7 @@ class ArgFact:
     optional: bool = False  # a tensor that may also be None
     why: str = ""  # how it was read, in words
     assumption: str = ""
+    options: tuple[Any, ...] = ()  # value unknown, but one of these (the branches of ``a if c else b``)
 
 
 @dataclass(frozen=True)

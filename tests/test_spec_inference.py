@@ -231,3 +231,12 @@ def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
     assert dict(spec.heuristic_values)["EVEN"] == (True, False)
     sig = launch_spec.specialize(site, spec, site.configs[1])
     assert dict(sig.constexprs)["EVEN"] is False and dict(sig.constexprs)["BLOCK"] == 96
+
+
+def test_a_conditional_argument_gives_one_spec_per_branch(pkg):
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("D=16,", "D=16 if x.is_floating_point() else 32,"))
+    site = _site(pkg)
+    res = launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text())
+    assert sorted(dict(s.constexprs)["D"] for s in res.specs) == [16, 32]
+    assert all(any(a.parameter == "D" and "branch" in a.source for a in s.assumptions) for s in res.specs)

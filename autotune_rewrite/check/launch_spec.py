@@ -117,7 +117,7 @@ def resolve_specs(
         launches = [launch for launch in site.launches if launch.arguments or launch.positional == 0]
         per_launch = [inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch),
                                     f"{launch.path}:{launch.line}") for launch in launches]
-        drafts = inf.distinct(per_launch)
+        drafts = inf.distinct([b for d in per_launch for b in inf.branches(ctx, d)])
         if len(drafts) > inf.MAX_LAUNCH_SPECS:
             not_compiled = tuple(d.name for d in drafts[inf.MAX_LAUNCH_SPECS:])
             drafts = drafts[:inf.MAX_LAUNCH_SPECS]

@@ -65,6 +65,7 @@ class Draft:
     params: dict[str, ParamSpec] = field(default_factory=dict)
     lacking: list[str] = field(default_factory=list)
     why: dict[str, str] = field(default_factory=dict)  # lacking parameter -> where its value comes from
+    options: dict[str, tuple] = field(default_factory=dict)  # constexpr -> the values its branches give
 
 
 def int_type(value: int) -> str:
@@ -215,6 +216,10 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = ParamSpec("constexpr", source="heuristics")  # valued per config by heuristic_values
         if spec is None and p.name in facts:
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
+            fact = facts[p.name]
+            if spec is None and p.is_constexpr and fact.options:
+                draft.options[p.name] = tuple(f"torch.{o}" if fact.kind == "dtype" else o for o in fact.options)
+                continue  # one spec per branch (``branches``)
             if spec is None and facts[p.name].kind == "tensor" and not p.is_constexpr:
                 spec = _assumed_pointer(ctx, p, facts[p.name], where)
         if spec is None:
@@ -265,10 +270,20 @@ def _from_source(p: KernelParam, passed: bool) -> ParamSpec | None:
                      source="default")
 
 
-def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str) -> list[Draft]:
+def branches(ctx: Context, draft: Draft) -> list[Draft]:
+    """One spec per value a constexpr's branches give (``a if c else b`` at the launch)."""
+    if not draft.options:
+        return [draft]
+    return sweep(ctx, draft, draft.options, "one spec per branch of the launch's conditional",
+                 fill=set(draft.options))
+
+
+def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str,
+          fill: set[str] | None = None) -> list[Draft]:
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
-    value. A list of values gives one spec per combination (at most ``MAX_SWEEP``)."""
-    names = [p.name for p in ctx.site.params if p.name in assume and (
+    value (and ``fill``: these names whatever they hold). A list of values gives one spec per
+    combination (at most ``MAX_SWEEP``)."""
+    names = [p.name for p in ctx.site.params if p.name in assume and ((fill and p.name in fill) or
         p.name in draft.lacking or (p.name in draft.params and (
             draft.params[p.name].source == "assumed" or draft.params[p.name].divisible)))]
     if not names:
@@ -281,7 +296,7 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                     dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why))
         by_param = {p.name: p for p in ctx.site.params}
         for n, v in zip(names, combo):
-            a = Assumption(n, repr(v), f"{origin} assume table")
+            a = Assumption(n, repr(v), origin if fill else f"{origin} assume table")
             if by_param[n].is_constexpr:
                 new.params[n] = ParamSpec("constexpr", v, assumption=a, source="assume")
             else:

@@ -515,6 +515,12 @@ def _join(facts: list[ArgFact], name: str) -> ArgFact:
         return _unknown("", f"{name or 'the value'} is bound to different kinds of values")
     first = facts[0]
     same_value = all(f.value_known and f.value == first.value for f in facts)
+    if not same_value and all(f.value_known for f in facts):
+        # ``tl.float32 if a.is_floating_point() else tl.int32``: one of these; each is a spec.
+        options = tuple(dict.fromkeys((f.dtype if first.kind == "dtype" else f.value) for f in facts))
+        if len(options) <= 4:
+            return ArgFact(0, "", first.kind, options=options, why="one of its branches",
+                           assumption=_assumptions(facts))
     dtypes = {f.dtype for f in facts}
     return ArgFact(0, "", first.kind, dtype=first.dtype if len(dtypes) == 1 else None,
                    value=first.value if same_value else None, value_known=same_value,
