@@ -2,13 +2,9 @@
 
 A kernel's parameters have no types in Python. Triton learns them at launch from the arguments
 (a bf16 tensor -> ``*bf16``, an int -> ``i32``) and specializes on their values. To compile
-without a launch we need the same facts, from, in order:
-
-1. the ``kernels`` array of the target repo's settings (``[[tool.autotune-rewrite.kernels]]``),
-   keyed by ``path::kernel``; several tables for one kernel are several specs;
-2. the source: type annotations (``n: tl.int32``, ``x: "*fp16"``), constexpr defaults
-   (``D: tl.constexpr = 64``), int/float/bool defaults;
-3. ``--assume-dtype``: fills pointer types nobody gave; those numbers are labelled assumed.
+without a launch we need the same facts. ``resolve_specs`` gathers them (``spec_inference``
+says from where and in which order: the settings' ``kernels`` tables, the launch call and its
+wrapper, the kernel's signature, the ``assume`` table, and the listed general assumptions).
 
 ``specialize`` then reproduces ``triton/runtime/jit.py`` (3.6.0, ``create_function_from_signature``
 and ``native_specialize_impl``) for one config:
@@ -17,11 +13,12 @@ and ``native_specialize_impl``) for one config:
   allocation is) unless the parameter is in ``do_not_specialize``;
 - an int with a known value divisible by 16 gets ``tt.divisibility 16``; an int equal to 1 becomes
   a constexpr; neither happens for a parameter in ``do_not_specialize``;
+- an int of unknown value is compiled divisible by 16 and not 1 when the spec assumes so
+  (``LaunchSpec.divisible``: the serving case, and the specialization with the pipelined
+  copies); with ``--exact`` it is compiled as a generic value would be (like 17), and noted;
 - a parameter annotated with a type keeps that type (an annotated int equal to 1 stays ``i32``
   and is not folded); annotated floats and bools are never specialized;
-- CHOICE: an int whose value is unknown is compiled as a generic value would be (like 17): no
-  divisibility hint and not folded. That is exact for odd sizes and conservative otherwise;
-  give ``values = { name = ... }`` in the spec to compile the specialization you launch.
+- ``@triton.heuristics`` values are the spec's, per config (``LaunchSpec.heuristic_values``).
 """
 
 from __future__ import annotations
