@@ -107,6 +107,7 @@ class ArgFact:
     why: str = ""  # how it was read, in words
     assumption: str = ""
     options: tuple[Any, ...] = ()  # value unknown, but one of these (the branches of ``a if c else b``)
+    upper: int | None = None  # an int of unknown value that the code bounds (``min(128, x)``)
 
 
 @dataclass(frozen=True)

@@ -240,3 +240,15 @@ def test_a_conditional_argument_gives_one_spec_per_branch(pkg):
     res = launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text())
     assert sorted(dict(s.constexprs)["D"] for s in res.specs) == [16, 32]
     assert all(any(a.parameter == "D" and "branch" in a.source for a in s.assumptions) for s in res.specs)
+
+
+def test_a_clamped_tile_size_is_assumed_at_its_largest_value(pkg):
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("    n = x.shape[0]\n", "    n = x.shape[0]\n    d = triton.next_power_of_2(n)\n"
+                                           "    d = max(16, min(64, d))\n").replace("D=16,", "D=d,")
+                   .replace("import torch\n", "import torch\nimport triton\n", 1))
+    site = _site(pkg)
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text()).specs
+    assert dict(spec.constexprs)["D"] == 64
+    (a,) = [a for a in spec.assumptions if a.parameter == "D"]
+    assert "largest value" in a.source

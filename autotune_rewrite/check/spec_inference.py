@@ -24,7 +24,7 @@ divisibility, not folded; noted with the verdict).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +65,8 @@ class Draft:
     params: dict[str, ParamSpec] = field(default_factory=dict)
     lacking: list[str] = field(default_factory=list)
     why: dict[str, str] = field(default_factory=dict)  # lacking parameter -> where its value comes from
-    options: dict[str, tuple] = field(default_factory=dict)  # constexpr -> the values its branches give
+    options: dict[str, tuple] = field(default_factory=dict)  # constexpr -> the values it may take
+    option_why: dict[str, str] = field(default_factory=dict)  # constexpr -> why those values
 
 
 def int_type(value: int) -> str:
@@ -156,6 +157,9 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
         return ParamSpec("*" + ty, assumption=assumed("*" + ty), source="launch")
     if fact.kind in ("int", "float", "bool"):
         if constexpr:
+            if not fact.value_known and fact.kind == "int" and fact.upper is not None and not ctx.exact:
+                return ParamSpec("constexpr", fact.upper, source="launch", assumption=Assumption(
+                    p.name, str(fact.upper), f"the largest value the code allows ({said}): the most shared memory"))
             if not fact.value_known:
                 return None
             return ParamSpec("constexpr", fact.value, assumption=assumed(repr(fact.value)), source="launch")
@@ -219,7 +223,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             fact = facts[p.name]
             if spec is None and p.is_constexpr and fact.options:
                 draft.options[p.name] = tuple(f"torch.{o}" if fact.kind == "dtype" else o for o in fact.options)
-                continue  # one spec per branch (``branches``)
+                draft.option_why[p.name] = f"one spec per branch of `{fact.text}` at {where}"
+                continue  # one spec per value (``branches``)
+            if spec is None and p.is_constexpr and fact.kind == "bool" and not ctx.exact:
+                draft.options[p.name] = (True, False)
+                draft.option_why[p.name] = f"`{fact.text}` at {where} is not decided statically: both compiled"
+                continue
             if spec is None and facts[p.name].kind == "tensor" and not p.is_constexpr:
                 spec = _assumed_pointer(ctx, p, facts[p.name], where)
         if spec is None:
@@ -231,7 +240,10 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)
-            draft.why[p.name] = (f"`{fact.text}` at {where}" if fact is not None else
+            draft.why[p.name] = (f"`{fact.text}` at {where}" + (f" ({fact.why})" if " = " in fact.why else "")
+                                 if fact is not None else
+                                 "passed through *args at the launch" if facts and ctx.site.launches and
+                                 any(launch.has_star_args for launch in ctx.site.launches) else
                                  "set by @triton.heuristics" if p.name in ctx.heuristics else
                                  "a TMA tensor descriptor (e.g. \"tensordesc<bf16[64, 64]>\")" if p.name in ctx.descriptors else
                                  "not passed at the launch, no default" if facts else "no launch found, no default")
@@ -274,11 +286,10 @@ def branches(ctx: Context, draft: Draft) -> list[Draft]:
     """One spec per value a constexpr's branches give (``a if c else b`` at the launch)."""
     if not draft.options:
         return [draft]
-    return sweep(ctx, draft, draft.options, "one spec per branch of the launch's conditional",
-                 fill=set(draft.options))
+    return sweep(ctx, draft, draft.options, draft.option_why.get, fill=set(draft.options))
 
 
-def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str,
+def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
           fill: set[str] | None = None) -> list[Draft]:
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
     value (and ``fill``: these names whatever they hold). A list of values gives one spec per
@@ -293,10 +304,12 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
     for combo in combos:
         swept = [f"{n}={v}" for n, v in zip(names, combo) if len(assume[n]) > 1]
         new = Draft(" ".join([draft.name, *swept]),
-                    dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why))
+                    dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why),
+                    {k: v for k, v in draft.options.items() if k not in names},
+                    {k: v for k, v in draft.option_why.items() if k not in names})
         by_param = {p.name: p for p in ctx.site.params}
         for n, v in zip(names, combo):
-            a = Assumption(n, repr(v), origin if fill else f"{origin} assume table")
+            a = Assumption(n, repr(v), origin(n) if callable(origin) else f"{origin} assume table")
             if by_param[n].is_constexpr:
                 new.params[n] = ParamSpec("constexpr", v, assumption=a, source="assume")
             else:

@@ -80,27 +80,31 @@ class Wrapper:
         p = fn.params
         for param in (*p.posonly_params, *p.params, *p.kwonly_params):
             self.params[param.name.value] = param
-        _Assignments(self.assigned).visit_block(fn.body)
+        top = {id(small) for stmt in getattr(fn.body, "body", ()) if isinstance(stmt, cst.SimpleStatementLine)
+               for small in stmt.body}
+        order: dict[str, list[tuple[cst.BaseExpression | None, bool]]] = {}
+        fn.body.visit(_AssignVisitor(order, top))
+        for name, bindings in order.items():
+            # Straight-line code: the last top-level assignment hides every earlier one.
+            last = max((i for i, (_, is_top) in enumerate(bindings) if is_top), default=0)
+            self.assigned[name] = [value for value, _ in bindings[last:]]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.pm.code(node).strip()
 
 
-class _Assignments:
-    """Local assignments of one function (not of nested functions or classes): name -> values.
-    ``None`` marks a binding whose value is not one expression (a loop target, ``with ... as``,
-    an augmented assignment)."""
-
-    def __init__(self, out: dict):
-        self.out = out
-
-    def visit_block(self, node: cst.CSTNode) -> None:
-        node.visit(_AssignVisitor(self.out))
-
-
 class _AssignVisitor(cst.CSTVisitor):
-    def __init__(self, out: dict):
+    """Local assignments of one function (not of nested functions or classes), in source order:
+    name -> [(value, at the function's top level)]. ``None`` marks a binding whose value is not
+    one expression (a loop target, ``with ... as``, an augmented assignment)."""
+
+    def __init__(self, out: dict, top: set[int]):
         self.out = out
+        self.top = top
+        self._current: cst.CSTNode | None = None
+
+    def _add(self, name: str, value) -> None:
+        self.out.setdefault(name, []).append((value, id(self._current) in self.top))
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -113,7 +117,7 @@ class _AssignVisitor(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
-            self.out.setdefault(target.value, []).append(value)
+            self._add(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             values = (value.elements if isinstance(value, (cst.Tuple, cst.List)) and
@@ -127,33 +131,40 @@ class _AssignVisitor(cst.CSTVisitor):
                     self._bind(el, None)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._current = node
         for t in node.targets:
             self._bind(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._current = node
         if node.value is not None:
             self._bind(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._current = node
         if isinstance(node.target, cst.Name):
-            self.out.setdefault(node.target.value, []).append(node)
+            self._add(node.target.value, None)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._current = node
         self._bind(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
+        self._current = node
         self._bind_unknown(node.target)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._current = node
         self._bind_unknown(node.target)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
+        self._current = node
         if node.asname is not None:
             self._bind_unknown(node.asname.name)
 
     def _bind_unknown(self, target) -> None:
         if isinstance(target, cst.Name):
-            self.out.setdefault(target.value, []).append(None)
+            self._add(target.value, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for e in target.elements:
                 self._bind_unknown(e.value)
@@ -220,7 +231,10 @@ class ArgReader:
                          for v in values]
             finally:
                 self._active.discard(e.value)
-            return _join(facts, e.value)
+            joined = _join(facts, e.value)
+            if len(values) == 1 and isinstance(values[0], cst.BaseExpression) and values[0] is not _SHAPE_ITEM:
+                joined = replace(joined, why=f"{e.value} = {self.w.code(values[0])}")
+            return joined
         if e.value in self.w.params:
             return self._param(e.value, d)
         if self.module_value is not None:
@@ -337,12 +351,17 @@ class ArgReader:
             return ArgFact(0, "", "bool", why="bool(...)")
         if name in ("max", "min") and e.args:
             facts = [self._fact(a.value, d) for a in e.args]
-            if all(f.kind == "int" for f in facts):
+            if any(f.kind == "int" for f in facts) and all(f.kind in ("int", "unknown") for f in facts):
+                facts = [f if f.kind == "int" else replace(f, kind="int") for f in facts]  # min(128, x): an int
                 vals = [f.value for f in facts]
                 if all(f.value_known for f in facts):
                     return ArgFact(0, "", "int", value=(max if name == "max" else min)(vals), value_known=True,
                                    why=f"{name}(...)", assumption=_assumptions(facts))
-                return ArgFact(0, "", "int", why=f"{name}(...)")
+                # A clamp bounds the value: ``min(128, x)`` is at most 128.
+                bounds = [_upper(f) for f in facts]
+                upper = (min(b for b in bounds if b is not None) if name == "min" and any(b is not None for b in bounds)
+                         else max(bounds) if name == "max" and None not in bounds else None)
+                return ArgFact(0, "", "int", why=f"{name}(...)", upper=upper)
             if all(f.kind in ("int", "float") for f in facts):
                 return ArgFact(0, "", "float", why=f"{name}(...)")
         return _unknown("")
@@ -365,6 +384,9 @@ class ArgReader:
                                    assumption=_assumptions(facts))
             except (IndexError, ZeroDivisionError, ValueError, OverflowError):
                 pass
+        if name == "next_power_of_2" and len(facts) == 1 and _upper(facts[0]) is not None:
+            bound = _upper(facts[0])
+            return ArgFact(0, "", "int", why=f"{name}(...)", upper=1 if bound <= 1 else 1 << (bound - 1).bit_length())
         return ArgFact(0, "", "int", why=f"{name}(...)")
 
     def _stride(self, tensor: cst.BaseExpression, index: cst.BaseExpression, d: int) -> ArgFact:
@@ -452,6 +474,15 @@ class ArgReader:
         return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
 
 
+def _upper(f: ArgFact) -> int | None:
+    """The largest value an int fact can have, when the code bounds it."""
+    if f.kind != "int":
+        return None
+    if f.value_known and isinstance(f.value, int):
+        return f.value
+    return f.upper
+
+
 def _binop(op, a, b):
     import operator as o
 
@@ -507,6 +538,8 @@ def _assumptions(facts) -> str:
 
 def _join(facts: list[ArgFact], name: str) -> ArgFact:
     """Several bindings of one name (branches, reassignments): what they all agree on."""
+    if len(facts) == 1:
+        return facts[0]
     kinds = {f.kind for f in facts}
     if len(kinds) != 1 or "unknown" in kinds:
         non_none = [f for f in facts if f.kind != "none"]
@@ -515,14 +548,17 @@ def _join(facts: list[ArgFact], name: str) -> ArgFact:
         return _unknown("", f"{name or 'the value'} is bound to different kinds of values")
     first = facts[0]
     same_value = all(f.value_known and f.value == first.value for f in facts)
-    if not same_value and all(f.value_known for f in facts):
+    if not same_value and all(f.value_known or f.options for f in facts):
         # ``tl.float32 if a.is_floating_point() else tl.int32``: one of these; each is a spec.
-        options = tuple(dict.fromkeys((f.dtype if first.kind == "dtype" else f.value) for f in facts))
+        options = tuple(dict.fromkeys(o for f in facts for o in (
+            f.options or ((f.dtype if first.kind == "dtype" else f.value),))))
         if len(options) <= 4:
             return ArgFact(0, "", first.kind, options=options, why="one of its branches",
                            assumption=_assumptions(facts))
     dtypes = {f.dtype for f in facts}
+    uppers = [_upper(f) for f in facts]
     return ArgFact(0, "", first.kind, dtype=first.dtype if len(dtypes) == 1 else None,
+                   upper=max(uppers) if first.kind == "int" and None not in uppers else None,
                    value=first.value if same_value else None, value_known=same_value,
                    fresh=all(f.fresh for f in facts), optional=any(f.optional for f in facts),
                    why=first.why if len(facts) == 1 else "every binding agrees" if same_value else first.why,
@@ -553,8 +589,12 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     last = _last_strides(pm, call)
     out = []
     index = 0
+    after_star = False
     for a in call.args:
         if a.star:
+            after_star = after_star or a.star == "*"  # positions after ``*args`` are not known
+            continue
+        if a.keyword is None and after_star:
             continue
         fact = reader.fact(a.value)
         if a.value in last and not fact.value_known:
