@@ -225,6 +225,9 @@ def check(
             specs[id(site)] = (internal_report(site, None, exc, "resolving the launch specs", run),)
             continue
         specs[id(site)] = _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
+        if resolution.not_compiled:
+            warnings += (f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
+                         f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}",)
 
     work = [(s, specs.get(id(s), ())) for s in sites]
     reports = _check_sites(base, work, targets, run, model=fit_model, bundles=bundles)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.check import spec_inference as inf
-from autotune_rewrite.check.param_uses import arithmetic_only
+from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
 from autotune_rewrite.check.pointer_params import descriptor_params, index_pointer_params, pointer_params
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
@@ -101,30 +101,33 @@ def resolve_specs(
                       normalize_type("*" + dtype_name), dtype_name, exact,
                       arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs)),
                       descriptors=frozenset(descriptor_params(kernel_source, site.kernel)),
-                      heuristics=frozenset(h.name for h in heuristics))
+                      heuristics=frozenset(h.name for h in heuristics),
+                      flags=frozenset(flags_of(kernel_source, site.kernel, constexprs)),
+                      dtypes=frozenset(dtypes_of(kernel_source, site.kernel, constexprs)))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     drafts: list[inf.Draft] = []
     sources: list[str] = []
     not_compiled: tuple[str, ...] = ()
     if mine:
         for key, entry in mine:
-            drafts.append(inf.one_draft(ctx, entry.spec, _stated(site, entry, settings_file, key), {}, None))
+            drafts += inf.branches(ctx, inf.one_draft(ctx, entry.spec, _stated(site, entry, settings_file, key),
+                                                      {}, None))
         sources.append(settings_file)
     else:
         launches = [launch for launch in site.launches if launch.arguments or launch.positional == 0]
-        per_launch = [inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch),
-                                    f"{launch.path}:{launch.line}") for launch in launches]
-        drafts = inf.distinct([b for d in per_launch for b in inf.branches(ctx, d)])
-        if len(drafts) > inf.MAX_LAUNCH_SPECS:
-            not_compiled = tuple(d.name for d in drafts[inf.MAX_LAUNCH_SPECS:])
-            drafts = drafts[:inf.MAX_LAUNCH_SPECS]
-        if len(drafts) == 1:
-            sources.append(f"launch {drafts[0].name}")
-            drafts[0].name = "default"
-        elif drafts:
+        per_launch = inf.distinct([inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch),
+                                                 f"{launch.path}:{launch.line}") for launch in launches])
+        if len(per_launch) > inf.MAX_LAUNCH_SPECS:
+            not_compiled = tuple(d.name for d in per_launch[inf.MAX_LAUNCH_SPECS:])
+            per_launch = per_launch[:inf.MAX_LAUNCH_SPECS]
+        if len(per_launch) == 1:
+            sources.append(f"launch {per_launch[0].name}")
+            per_launch[0].name = "default"
+        elif per_launch:
             sources.append("launches")
         else:
-            drafts = [inf.one_draft(ctx, "default", {}, {}, None)]
+            per_launch = [inf.one_draft(ctx, "default", {}, {}, None)]
+        drafts = [b for d in per_launch for b in inf.branches(ctx, d)]
     if assume:
         drafts = [d for draft in drafts for d in inf.sweep(ctx, draft, assume, assume_origin)]
     specs = tuple(_spec(site, d, sources, *inf.heuristic_values(ctx, d, heuristics)) for d in drafts)

@@ -53,10 +53,7 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> 
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     constexprs = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
                   if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(fn):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
+    parents = _parents(fn)
     # names derived from each parameter through local assignments
     derived: dict[str, set[str]] = {n: {n} for n in names}
     assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
@@ -107,4 +104,50 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
     return True
 
 
-__all__ = ["arithmetic_only"]
+
+
+def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``):
+    flags, whose two values are two kernels."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return set()
+    parents = _parents(fn)
+    found: dict[str, bool] = {}
+    for occ in ast.walk(fn):
+        if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in names:
+            child, parent = occ, parents.get(id(occ))
+            while isinstance(parent, (ast.BoolOp, ast.UnaryOp)) and (
+                    not isinstance(parent, ast.UnaryOp) or isinstance(parent.op, ast.Not)):
+                child, parent = parent, parents.get(id(parent))
+            tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
+            found[occ.id] = found.get(occ.id, True) and tested
+    return {n for n, ok in found.items() if ok}
+
+
+def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
+    """Those of ``names`` that the kernel only uses as a dtype (``dtype=ACC``, ``x.to(ACC)``)."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return set()
+    parents = _parents(fn)
+    found: dict[str, bool] = {}
+    for occ in ast.walk(fn):
+        if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in names:
+            parent = parents.get(id(occ))
+            as_dtype = (isinstance(parent, ast.keyword) and parent.arg is not None and "dtype" in parent.arg) or (
+                isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                and parent.func.attr == "to" and parent.args and parent.args[0] is occ)
+            found[occ.id] = found.get(occ.id, True) and as_dtype
+    return {n for n, ok in found.items() if ok}
+
+
+def _parents(fn: ast.AST) -> dict[int, ast.AST]:
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
+
+
+__all__ = ["arithmetic_only", "dtypes_of", "flags_of"]

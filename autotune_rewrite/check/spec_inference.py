@@ -38,6 +38,7 @@ MAX_SWEEP = 8  # specs one ``assume`` sweep may add per launch
 # uses only in arithmetic (a stride, a loop bound; ``param_uses``), an input of a heuristic.
 # Divisible by 16, not 1, and large, so that no loop gets too short to pipeline.
 ASSUMED_INT = 4096
+ASSUMED_DTYPE = "tl.float32"  # a dtype constexpr nobody gives (accumulators are fp32 in nearly every kernel)
 
 _UNSET = object()
 
@@ -130,6 +131,8 @@ class Context:
     heuristics: frozenset[str] = frozenset()  # set by @triton.heuristics
     arithmetic: frozenset[str] = frozenset()  # constexprs used only in arithmetic (param_uses)
     descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
+    flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
+    dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
 
 
 def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamSpec | None:
@@ -144,9 +147,8 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
     if fact.kind == "none":
         return ParamSpec("constexpr", None, source="launch")
     if fact.kind == "dtype":
-        if constexpr and fact.value_known and fact.dtype:
-            return ParamSpec("constexpr", f"torch.{fact.dtype}", assumption=assumed(f"torch.{fact.dtype}"),
-                             source="launch")
+        if constexpr and fact.value_known and isinstance(fact.value, str):
+            return ParamSpec("constexpr", fact.value, assumption=assumed(fact.value), source="launch")
         return None
     if fact.kind == "tensor":
         if constexpr:
@@ -185,6 +187,9 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
     if p.name in ctx.descriptors:
         return None  # a descriptor's block shape is set by the host: it must be stated
     if p.is_constexpr:
+        if p.name in ctx.dtypes:
+            return ParamSpec("constexpr", ASSUMED_DTYPE, source="assumed", assumption=Assumption(
+                p.name, ASSUMED_DTYPE, f"a dtype constexpr the code does not give: assumed {ASSUMED_DTYPE}"))
         if p.name in ctx.arithmetic:
             return ParamSpec("constexpr", ASSUMED_INT, source="assumed", assumption=Assumption(
                 p.name, str(ASSUMED_INT), "a constexpr of unknown value that the kernel uses only in "
@@ -222,7 +227,7 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
             fact = facts[p.name]
             if spec is None and p.is_constexpr and fact.options:
-                draft.options[p.name] = tuple(f"torch.{o}" if fact.kind == "dtype" else o for o in fact.options)
+                draft.options[p.name] = fact.options
                 draft.option_why[p.name] = f"one spec per branch of `{fact.text}` at {where}"
                 continue  # one spec per value (``branches``)
             if spec is None and p.is_constexpr and fact.kind == "bool" and not ctx.exact:
@@ -237,6 +242,10 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         if spec is not None and spec.type == "constexpr" and not spec.has_value and not set_elsewhere:
             spec = None
         resolved = spec if set_elsewhere else general(ctx, p, spec)
+        if resolved is None and p.name in ctx.flags and not ctx.exact:
+            draft.options[p.name] = (True, False)
+            draft.option_why[p.name] = "a flag the code does not set: both values compiled"
+            continue
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)

@@ -267,7 +267,10 @@ class ArgReader:
     def _f_Attribute(self, e, d):
         dtype = _dtype_name(e)
         if dtype is not None:
-            return ArgFact(0, "", "dtype", dtype=dtype, value=self.w.code(e), value_known=True, why="dtype literal")
+            # The value as the runtime passes it: a ``tl.dtype`` stays one, a torch dtype stays torch's.
+            base = self.w.code(e.value)
+            spelled = f"torch.{e.attr.value}" if base in ("torch", "th") else f"tl.{e.attr.value}"
+            return ArgFact(0, "", "dtype", dtype=dtype, value=spelled, value_known=True, why="dtype literal")
         attr = e.attr.value
         if attr in _INT_ATTRS:
             return ArgFact(0, "", "int", why=f".{attr}")
@@ -550,8 +553,7 @@ def _join(facts: list[ArgFact], name: str) -> ArgFact:
     same_value = all(f.value_known and f.value == first.value for f in facts)
     if not same_value and all(f.value_known or f.options for f in facts):
         # ``tl.float32 if a.is_floating_point() else tl.int32``: one of these; each is a spec.
-        options = tuple(dict.fromkeys(o for f in facts for o in (
-            f.options or ((f.dtype if first.kind == "dtype" else f.value),))))
+        options = tuple(dict.fromkeys(o for f in facts for o in (f.options or (f.value,))))
         if len(options) <= 4:
             return ArgFact(0, "", first.kind, options=options, why="one of its branches",
                            assumption=_assumptions(facts))
