@@ -156,7 +156,8 @@ def _one_spec(site, entry: SpecEntry, meta: set[str], assumed_ptr, pointers, set
     from_source = False
     for p in site.params:
         known, default = _default(p)
-        if p.is_constexpr or given_types.get(p.name) == "constexpr":
+        # A None argument is a constexpr whatever the annotation: constexprs = { bias = "None" } types it.
+        if p.is_constexpr or given_types.get(p.name) == "constexpr" or given_consts.get(p.name, 0) is None:
             types[p.name] = "constexpr"
             if p.name in given_consts:
                 consts[p.name] = given_consts[p.name]

@@ -111,13 +111,6 @@ class SpecEntry:
         table_of(integer, "n = 2048"), "table str -> int",
         "known runtime ints: divisibility-16 / ==1 specialization as the JIT does"))
 
-    def __post_init__(self) -> None:
-        # A None argument is a constexpr whatever the parameter's annotation (Triton 3.6's
-        # specialization), so ``constexprs = { bias = "None" }`` alone types it.
-        untyped = [(n, "constexpr") for n, v in self.constexprs if v is None and n not in dict(self.types)]
-        if untyped:
-            object.__setattr__(self, "types", self.types + tuple(untyped))
-
 
 @dataclass(frozen=True)
 class Variants:
