@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from autotune_rewrite.check.constexpr_values import DtypeRef
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.gpu.capture import capture as capture_run, hooks, records, stanza
 from autotune_rewrite.locate.scan import scan
@@ -134,14 +135,26 @@ def test_live_resources_are_read_from_the_compiled_kernel(root):
         assert "n_regs" not in res and res["load_error"]
 
 
-def test_tuple_and_none_parameters_become_notes():
+def test_tuple_none_and_dtype_parameters_are_folded_into_the_spec():
+    # Tuples keep Triton's spelling, None is a constexpr "None", a dtype constexpr its tl./torch. name.
     record = {"params": [{"name": "x", "constexpr": False}, {"name": "opt", "constexpr": False},
-                         {"name": "D", "constexpr": True}],
-              "signature": {"x": ["*fp32", "*fp32"], "opt": "constexpr", "D": "constexpr"},
-              "constants": {"opt": None, "D": None}, "attrs": {}, "values": {}}
+                         {"name": "D", "constexpr": True}, {"name": "ACC", "constexpr": True},
+                         {"name": "T", "constexpr": True}],
+              "signature": {"x": ["*fp32", ["i32", "*bf16"]], "opt": "constexpr", "D": "constexpr",
+                            "ACC": "constexpr", "T": "constexpr"},
+              "constants": {"opt": None, "D": None, "ACC": {"dtype": "fp32"}, "T": {"dtype": "torch.float16"}},
+              "attrs": {}, "values": {}}
     types, consts, values, divisible, notes = records._spec_facts(record, set())
-    assert types == (("opt", "constexpr"),) and consts == () and values == ()
-    assert any("tuple parameter" in n for n in notes) and any("D = None" in n for n in notes)
+    assert types == (("x", "(*fp32, (i32, *bf16))"), ("opt", "constexpr"))
+    assert consts == (("opt", None), ("D", None), ("ACC", DtypeRef("tl", "float32")), ("T", DtypeRef("torch", "float16")))
+    assert values == () and notes == ()
+
+
+def test_tuple_holding_a_constexpr_is_a_note():
+    record = {"params": [{"name": "x", "constexpr": False}], "signature": {"x": ["*fp32", "constexpr"]},
+              "constants": {"x.1": 1}, "attrs": {}, "values": {}}
+    types, *_, notes = records._spec_facts(record, set())
+    assert types == () and any("tuple holding constexprs" in n for n in notes)
 
 
 def test_unaligned_pointer_is_noted():

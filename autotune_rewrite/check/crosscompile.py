@@ -28,7 +28,9 @@ from typing import Any
 
 from autotune_rewrite.check import resources
 from autotune_rewrite import tempdirs
+from autotune_rewrite.check.constexpr_values import runtime_value
 from autotune_rewrite.check.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.check.triton_types import pointer_paths, signature_value
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")
@@ -215,9 +217,15 @@ def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
     from triton.compiler import ASTSource
 
     fn = load_kernel(job.bundle)
-    signature = dict(job.signature)
-    attrs = {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in job.divisible_by_16}
-    src = ASTSource(fn, signature=signature, constexprs=dict(job.constexprs), attrs=attrs)
+    # Tuple types travel as text (hashable, one cache key) and become the nested tuples Triton
+    # takes here; a tuple's divisibility goes to each pointer inside it, by index path, as the
+    # runtime marks them. Dtype constexprs become the object the launch passes.
+    signature = {name: signature_value(ty) for name, ty in job.signature}
+    types = dict(job.signature)
+    attrs = {(fn.arg_names.index(name),) + path: [["tt.divisibility", 16]]
+             for name in job.divisible_by_16 for path in (pointer_paths(types[name]) or [()])}
+    constexprs = {name: runtime_value(value) for name, value in job.constexprs}
+    src = ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
     kernel = triton.compile(src, target=GPUTarget("cuda", job.capability, 32), options=_options(job, fp_fusion))
     return fn, kernel
 

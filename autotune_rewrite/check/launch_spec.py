@@ -32,7 +32,7 @@ from typing import Any
 from autotune_rewrite.check import spec_inference as inf
 from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
 from autotune_rewrite.check.pointer_params import descriptor_params, index_pointer_params, pointer_params
-from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.check.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ScanResult
@@ -224,7 +224,7 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
     dns = do_not_specialize(site)
     signature, constexprs, divisible = [], [], []
     for p in site.params:
-        ty = types.get(p.name, "?")
+        ty = bind_dims(types.get(p.name, "?"), {**consts, **kwargs})
         if ty == "constexpr":
             value = kwargs.get(p.name, consts.get(p.name))
             signature.append((p.name, "constexpr"))
@@ -233,7 +233,7 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
         value = kwargs.get(p.name, values.get(p.name))
         specialized = p.name not in dns and not (ty in ("u1",) or ty.startswith(("fp", "bf")))
         pinned = inf.annotation_type(p) is not None
-        if ty.startswith("*"):
+        if ty.startswith("*") or pointer_paths(ty):  # a pointer, or a tuple holding pointers
             if specialized:
                 divisible.append(p.name)  # assumed 16-byte aligned (fresh torch allocations are 256)
         elif is_int_type(ty) and name_divisible(spec, p.name) and specialized and p.name not in kwargs:

@@ -28,7 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from autotune_rewrite.check.constexpr_values import read_constexpr
 from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
 
@@ -148,7 +150,7 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
         return ParamSpec("constexpr", None, source="launch")
     if fact.kind == "dtype":
         if constexpr and fact.value_known and isinstance(fact.value, str):
-            return ParamSpec("constexpr", fact.value, assumption=assumed(fact.value), source="launch")
+            return ParamSpec("constexpr", _typed(fact.value), assumption=assumed(fact.value), source="launch")
         return None
     if fact.kind == "tensor":
         if constexpr:
@@ -188,7 +190,7 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
         return None  # a descriptor's block shape is set by the host: it must be stated
     if p.is_constexpr:
         if p.name in ctx.dtypes:
-            return ParamSpec("constexpr", ASSUMED_DTYPE, source="assumed", assumption=Assumption(
+            return ParamSpec("constexpr", _typed(ASSUMED_DTYPE), source="assumed", assumption=Assumption(
                 p.name, ASSUMED_DTYPE, f"a dtype constexpr the code does not give: assumed {ASSUMED_DTYPE}"))
         if p.name in ctx.arithmetic:
             return ParamSpec("constexpr", ASSUMED_INT, source="assumed", assumption=Assumption(
@@ -227,7 +229,7 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
             fact = facts[p.name]
             if spec is None and p.is_constexpr and fact.options:
-                draft.options[p.name] = fact.options
+                draft.options[p.name] = tuple(_typed(o) for o in fact.options)
                 draft.option_why[p.name] = f"one spec per branch of `{fact.text}` at {where}"
                 continue  # one spec per value (``branches``)
             if spec is None and p.is_constexpr and fact.kind == "bool" and not ctx.exact:
@@ -259,6 +261,14 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         else:
             draft.params[p.name] = resolved
     return draft
+
+
+def _typed(value: Any) -> Any:
+    """A dtype spelled as launch code spells it (``tl.float32``) as the spec holds it."""
+    try:
+        return read_constexpr(value)
+    except ValueError:
+        return value
 
 
 def _assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | None) -> ParamSpec | None:
@@ -320,7 +330,11 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
         for n, v in zip(names, combo):
             a = Assumption(n, repr(v), origin(n) if callable(origin) else f"{origin} assume table")
             if by_param[n].is_constexpr:
-                new.params[n] = ParamSpec("constexpr", v, assumption=a, source="assume")
+                try:
+                    typed = read_constexpr(v)
+                except ValueError as exc:
+                    raise UserError(f"assume {n} {exc}") from None
+                new.params[n] = ParamSpec("constexpr", typed, assumption=a, source="assume")
             else:
                 current = new.params.get(n)
                 ty = current.type if current is not None and current.source != "assumed" else (value_type(v) or "i32")

@@ -13,6 +13,8 @@ from typing import Any
 import tomlkit
 from tomlkit.items import Table as TomlTable
 
+from autotune_rewrite.check.constexpr_values import spelling
+
 
 @dataclass(frozen=True)
 class Table:
@@ -26,9 +28,14 @@ class Table:
     comments: tuple[str, ...] = ()
 
 
+def _written(pairs: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    # None and dtypes have no TOML form: their string spelling, which the settings reader reads back.
+    return {name: spelling(value) for name, value in pairs}
+
+
 def _inline(pairs: tuple[tuple[str, Any], ...]):
     table = tomlkit.inline_table()
-    table.update(dict(pairs))
+    table.update(_written(pairs))
     return table
 
 
@@ -64,7 +71,7 @@ def table_dict(table: Table) -> dict[str, Any]:
     """What ``tomllib`` reads back for ``table``."""
     out: dict[str, Any] = {"kernel": table.kernel, "spec": table.spec, "types": dict(table.types)}
     if table.constexprs:
-        out["constexprs"] = dict(table.constexprs)
+        out["constexprs"] = _written(table.constexprs)
     if table.values:
         out["values"] = dict(table.values)
     return out

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
+from autotune_rewrite.check.constexpr_values import NONE, read_constexpr
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings.reader import (
@@ -53,10 +54,21 @@ def _targets(value: Any, where: Where) -> tuple[str, ...]:
 
 
 def _triton_type(value: Any, where: Where) -> str:
+    if isinstance(value, str) and value.strip().lower() == "none":
+        name = where.key.rsplit(".", 1)[-1]
+        raise where.error(f"= {value!r}: a None argument is a constexpr; write constexprs = {{ {name} = \"{NONE}\" }}")
     ty = normalize_type(value) if isinstance(value, str) else None
     if ty is None:
-        raise where.error(f"= {value!r} is not a Triton type (e.g. \"*bf16\", \"i32\", \"fp32\")")
+        raise where.error(f"= {value!r} is not a Triton type (e.g. \"*bf16\", \"i32\", \"fp32\", "
+                          "\"(*fp16, i32)\", \"tensordesc<bf16[64, 64]>\")")
     return ty
+
+
+def _constexpr(value: Any, where: Where) -> Any:
+    try:
+        return read_constexpr(scalar(value, where))
+    except ValueError as exc:
+        raise where.error(str(exc)) from None
 
 
 def _bucket_edges(value: Any, where: Where) -> tuple[int, ...]:
@@ -93,8 +105,8 @@ class SpecEntry:
         table_of(_triton_type, 'Q = "*bf16", n = "i32"'), "table str -> Triton type",
         'non-constexpr parameter types, e.g. { Q = "*bf16", n = "i32" }'))
     constexprs: tuple[tuple[str, Scalar], ...] = field(default=(), metadata=key(
-        table_of(scalar, "BLOCK_H = 16"), "table str -> int / float / bool / str",
-        "constexpr values that are not config meta-parameters"))
+        table_of(_constexpr, "BLOCK_H = 16"), "table str -> int / float / bool / str",
+        'constexpr values that are not config meta-parameters; "None", "tl.float32", "torch.float16" as strings'))
     values: tuple[tuple[str, int], ...] = field(default=(), metadata=key(
         table_of(integer, "n = 2048"), "table str -> int",
         "known runtime ints: divisibility-16 / ==1 specialization as the JIT does"))

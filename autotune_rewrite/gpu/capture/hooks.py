@@ -58,6 +58,8 @@ def _plain(value):
         value = value.value
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
+    if value.__class__.__name__ == "dtype":  # tl.float32 ("fp32") or torch.float16, passed as a constexpr
+        return {"dtype": str(value)}
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     return str(value)

@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autotune_rewrite.check.constexpr_values import from_runtime
+from autotune_rewrite.check.triton_types import tuple_text
+
 
 @dataclass(frozen=True)
 class LiveCompile:
@@ -98,6 +101,13 @@ def _is_int(ty: str) -> bool:
     return ty in ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 
 
+def _constant(value: Any) -> Any:
+    """A constexpr as the hooks wrote it, as a spec holds it (a dtype is a ``DtypeRef``)."""
+    if isinstance(value, Mapping) and isinstance(value.get("dtype"), str):
+        return from_runtime(value["dtype"]) or value["dtype"]
+    return value
+
+
 def _spec_facts(record: Mapping[str, Any], meta: set[str]):
     """(types, constexprs, values, divisible, notes) of one compile record, meta-params removed."""
     params = record.get("params") or []
@@ -113,17 +123,13 @@ def _spec_facts(record: Mapping[str, Any], meta: set[str]):
         ty = signature.get(name)
         if p.get("constexpr"):
             if name in constants:
-                value = constants[name]
-                if value is None:
-                    notes.append(f"{name} = None (a constexpr TOML cannot hold; give it a default of None)")
-                else:
-                    consts.append((name, value))
+                consts.append((name, _constant(constants[name])))  # None is written "None"
             continue
         if ty == "constexpr":  # the runtime folded it: an int equal to 1, or None
-            value = constants.get(name, values.get(name))
+            value = _constant(constants.get(name, values.get(name)))
             if value is None:
                 types.append((name, "constexpr"))
-                notes.append(f"{name} was None at launch (compiled as a constexpr)")
+                consts.append((name, None))
             elif isinstance(value, bool) or not isinstance(value, int):
                 types.append((name, "constexpr"))
                 consts.append((name, value))
@@ -131,8 +137,13 @@ def _spec_facts(record: Mapping[str, Any], meta: set[str]):
                 types.append((name, "i32"))
                 vals.append((name, value))
             continue
+        if isinstance(ty, list):  # a tuple parameter: "(*fp16, i32)"
+            ty = tuple_text(ty)
+            if ty is None:
+                notes.append(f"{name} is a tuple holding constexprs (not folded: a spec's types cannot hold them)")
+                continue
         if not isinstance(ty, str):
-            notes.append(f"{name} has type {ty!r} (a tuple parameter: not folded)")
+            notes.append(f"{name} has type {ty!r} (not folded)")
             continue
         types.append((name, ty))
         hinted = any(a == "tt.divisibility" and b == 16 for a, b in attrs.get(name, []))
