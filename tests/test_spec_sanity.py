@@ -98,8 +98,16 @@ types = {MM_TYPES}
 
 [[tool.autotune-rewrite.kernels]]
 kernel = "kern.py::mm_values_kernel"
+spec = "values"
 types = {MM_TYPES}
 values = {{ K = 4096, stride_a = 4096, stride_b = 4096, stride_c = 4096 }}
+
+# Every value stated, none a multiple of 16: the runtime does not pipeline either; trusted.
+[[tool.autotune-rewrite.kernels]]
+kernel = "kern.py::mm_values_kernel"
+spec = "odd"
+types = {MM_TYPES}
+values = {{ K = 4095, stride_a = 4095, stride_b = 4095, stride_c = 4095 }}
 
 [[tool.autotune-rewrite.kernels]]
 kernel = "kern.py::tiles_kernel"
@@ -165,17 +173,22 @@ def test_flat_smem_across_stages_in_a_pipelined_loop(checked):
     loop = _line(KERNELS, "for k in range(0, tl.cdiv(K, BK))")  # mm_kernel's loop comes first
     assert found == {"kind": "flat_smem_across_stages", "arch": "sm_120",
                      "configs": ["BM=64 BN=64 BK=32 w4 s2", "BM=64 BN=64 BK=32 w4 s3", "BM=64 BN=64 BK=32 w4 s4"],
-                     "stages": [2, 3, 4], "shared_bytes": 8192, "groups": 2, "loop_file": "kern.py", "loop_line": loop}
+                     "stages": [2, 3, 4], "shared_bytes": 8192, "groups": 2, "loop_file": "kern.py", "loop_line": loop,
+                     "unstated": ["K", "stride_a", "stride_b", "stride_c"]}
     assert mm["message"].startswith("launch spec probably wrong, so no config is judged: shared memory is 8,192 B "
                                     "at every num_stages (2, 3, 4)")
     assert f"the loop at kern.py:{loop}" in mm["message"]
+    assert mm["message"].endswith("state K, stride_a, stride_b, stride_c (values = { ... }, types = { ... })")
 
 
 def test_a_good_spec_whose_smem_grows_with_stages_is_judged(checked):
     _, kernels = checked
-    good = kernels[("mm_values_kernel", "default")]
+    good = kernels[("mm_values_kernel", "values")]
     assert good["status"] == "judged" and good["suspicions"] == [] and good["problem"] is None
     assert [c["shared_bytes"] for c in good["configs"]] == [8192, 16384, 24576]
+    # Flat, but every value is stated (none divisible by 16, so the runtime does not pipeline): judged.
+    odd = kernels[("mm_values_kernel", "odd")]
+    assert odd["status"] == "judged" and [c["shared_bytes"] for c in odd["configs"]] == [8192, 8192, 8192]
 
 
 def test_no_smem_although_the_kernel_always_runs_a_dot(checked):
@@ -215,7 +228,7 @@ def test_the_gate_ignores_a_suspect_kernels_refusals_and_strict_counts_it(repo, 
     assert [c["launchable"] for c in kernels[("mm_kernel", "default")]["configs"]][3:] == [False, False]
     table = cli("check", ".", cwd=repo, cache=cache)
     assert table.returncode == 0
-    assert "judged 3 of 7 kernels" in table.stderr and "warning: spec_suspect kern.py::mm_kernel: " in table.stderr
+    assert "judged 4 of 8 kernels" in table.stderr and "warning: spec_suspect kern.py::mm_kernel: " in table.stderr
     assert ": 0 cannot launch;" in table.stderr and "cannot launch: shared memory" not in table.stderr
     strict = cli("check", ".", "--strict", cwd=repo, cache=cache)
     assert strict.returncode == 1

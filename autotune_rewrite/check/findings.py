@@ -140,6 +140,7 @@ class FlatSmemAcrossStages:
     groups: int  # how many such groups there are, all flat
     loop_file: str | None
     loop_line: int | None
+    unstated: tuple[str, ...]  # what the spec leaves unstated: ints without a value, assumed dtypes
     kind: str = field(default="flat_smem_across_stages", init=False)
 
 

@@ -169,7 +169,8 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
     suspect: dict[int, tuple[Suspicion, ...]] = {}  # plan index -> why its spec is probably wrong
     for i, plan in enumerate(plans):
         try:
-            found = spec_sanity.suspicions(verdicts[i], facts_of(plan.bundle))
+            unstated = launch_spec.unknown_ints(plan.site, plan.spec) + tuple(plan.spec.assumed)
+            found = spec_sanity.suspicions(verdicts[i], facts_of(plan.bundle), unstated)
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
             failed[i] = internal_report(plan.site, plan.spec, exc, "the spec sanity checks", run)
             continue

@@ -9,7 +9,12 @@ cannot explain, so a kernel it flags is reported as not judged (``spec_suspect``
 
 1. ``FlatSmemAcrossStages``: the kernel has a loop Triton pipelines (``kernel_facts``) with
    runtime bounds under this spec, yet every group of configs that differ only in
-   ``num_stages`` (two or more counts of at least 2) has one SMEM figure. ``num_stages=1`` is
+   ``num_stages`` (two or more counts of at least 2) has one SMEM figure, and the spec leaves
+   something unstated that decides pipelining (an int without a value, so without the
+   runtime's divisibility; an assumed pointer dtype, so maybe a load of the wrong width). A
+   spec that states every value is trusted: a runtime whose strides are not multiples of 16
+   does not pipeline either, and a user who gave those values must be able to get a verdict.
+   ``num_stages=1`` is
    left out: on sm_120 a pipelined matmul measured the same SMEM at 1 and 2 stages (8,192 B)
    and grew from 3 on (16,384, 24,576 B), so 1 vs 2 alone proves nothing.
 2. ``NoSmemWithDot``: every compiled config has 0 B of SMEM although the kernel always runs a
@@ -39,15 +44,17 @@ from autotune_rewrite.check.kernel_facts import KernelFacts, PipelinedLoop
 STATIC_ASSERT = "static_assert failed:"  # how crosscompile.one_line words CompileTimeAssertionFailure
 
 
-def suspicions(verdicts: Sequence[ConfigVerdict], facts: KernelFacts) -> tuple[Suspicion, ...]:
-    """Why these verdicts probably reflect the spec rather than the configs; () when nothing does."""
+def suspicions(verdicts: Sequence[ConfigVerdict], facts: KernelFacts,
+               unstated: Sequence[str] = ()) -> tuple[Suspicion, ...]:
+    """Why these verdicts probably reflect the spec rather than the configs; () when nothing does.
+    ``unstated``: the spec's parameters nobody gave (ints without a value, assumed dtypes)."""
     if not verdicts:
         return ()
     found = _every_config_fails(verdicts)
     if found is not None:
         return (found,)
     out: list[Suspicion] = []
-    flat = _flat_smem(verdicts, facts)
+    flat = _flat_smem(verdicts, facts, tuple(unstated)) if unstated else None
     if flat is not None:
         out.append(flat)
     empty = _no_smem_with_dot(verdicts, facts)
@@ -74,7 +81,8 @@ def _runtime(loop: PipelinedLoop, signature: dict[str, str]) -> bool:
     return loop.runtime or any(signature.get(p, "constexpr") != "constexpr" for p in loop.bound_params)
 
 
-def _flat_smem(verdicts: Sequence[ConfigVerdict], facts: KernelFacts) -> FlatSmemAcrossStages | None:
+def _flat_smem(verdicts: Sequence[ConfigVerdict], facts: KernelFacts,
+               unstated: tuple[str, ...]) -> FlatSmemAcrossStages | None:
     compiled = [v for v in verdicts if v.outcome.shared_bytes is not None]
     if not compiled:
         return None
@@ -94,7 +102,7 @@ def _flat_smem(verdicts: Sequence[ConfigVerdict], facts: KernelFacts) -> FlatSme
     first = staged[0]
     return FlatSmemAcrossStages(first[0].arch, tuple(v.config.label() for v in first),
                                 tuple(v.outcome.job.num_stages for v in first), first[0].outcome.shared_bytes,
-                                len(staged), loop.place.file, loop.place.line)
+                                len(staged), loop.place.file, loop.place.line, unstated)
 
 
 def _no_smem_with_dot(verdicts: Sequence[ConfigVerdict], facts: KernelFacts) -> NoSmemWithDot | None:

@@ -136,8 +136,8 @@ def _(s: cf.FlatSmemAcrossStages) -> str:
     loop = f"the loop at {s.loop_file}:{s.loop_line}" if s.loop_file else "a loop of the kernel"
     return (f"shared memory is {s.shared_bytes:,} B at every num_stages ({stages}) for {', '.join(s.configs)} on "
             f"{s.arch}{more}, although {loop} loads tiles into a tl.dot, which Triton pipelines (one buffer more "
-            "per stage) when its loads are at least 4 bytes wide: the spec probably lacks the divisibility the "
-            "runtime gives (ints without values = {...}, or wrong pointer types)")
+            "per stage) when its loads are at least 4 bytes wide: the spec probably lacks the divisibility or the "
+            f"dtypes the runtime gives; state {', '.join(s.unstated)} (values = {{ ... }}, types = {{ ... }})")
 
 
 @suspicion.register
