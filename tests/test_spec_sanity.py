@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from autotune_rewrite.check import findings as cf
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.check.kernel_facts import facts_of
+from autotune_rewrite.model import to_jsonable
+from autotune_rewrite.output import explain
 from rewrite_e2e import cli, commit_tree, state
 
 MM_BODY = '''
@@ -299,3 +302,26 @@ def test_a_helper_loop_with_runtime_bounds_and_a_dot_under_an_if():
     (loop,) = facts.pipelined_loops
     assert loop.place.function == "inner" and loop.runtime and loop.place.line == 201
     assert facts.unconditional_dot is None  # a constexpr `if` may compile the dot away
+
+
+# --------------------------------------------------------------------------- words (no compile)
+@pytest.mark.parametrize("found, words", [
+    (cf.FlatSmemAcrossStages("sm_120", ("B=64 w4 s2", "B=64 w4 s3"), (2, 3), 8192, 1, "k.py", 7, ("n",)),
+     "shared memory is 8,192 B at every num_stages (2, 3) for B=64 w4 s2, B=64 w4 s3 on sm_120, although the loop "
+     "at k.py:7 loads tiles into a tl.dot, which Triton pipelines (one buffer more per stage) when its loads are at "
+     "least 4 bytes wide: the spec probably lacks the divisibility or the dtypes the runtime gives; state n "
+     "(values = { ... }, types = { ... })"),
+    (cf.NoSmemWithDot(("sm_120",), 2, "k.py", 9),
+     "all 2 config(s) compiled to 0 B of shared memory on sm_120, although the kernel always runs a tl.dot (k.py:9), "
+     "whose operands pass through shared memory: the spec's constexprs probably compile it away (a loop with no "
+     "iterations?)"),
+    (cf.StaticAssertEveryConfig(3, "static_assert failed: D must be 64", "k.py", 4),
+     "a static_assert fails for every one of the 3 configs (k.py:4): D must be 64; the spec's values probably break "
+     "the kernel's own assumptions"),
+    (cf.EveryConfigRejected(2, "arange's range must be a power of 2", None, None),
+     "every one of the 2 configs fails to compile: arange's range must be a power of 2; with the same error for every "
+     "config, the spec's types or constexprs are probably wrong, not the configs"),
+])
+def test_each_suspicion_in_words_and_as_json(found, words):
+    assert explain.suspicion(found) == words
+    assert to_jsonable(found)["kind"] == found.kind
