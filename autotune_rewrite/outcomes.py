@@ -12,6 +12,9 @@ README's JSON section, ``"status"`` per kernel):
 - ``no_launchable``: judged exactly, and no config launches on every target;
 - ``needs_spec``: the launch spec lacks parameter types or values (named, with a stanza);
 - ``unresolved``: the configs (or the kernel itself) could not be resolved statically;
+- ``spec_suspect``: compiled, but the numbers show the launch spec is probably wrong (SMEM flat
+  across ``num_stages`` in a pipelined kernel, no SMEM with a ``tl.dot``, every config
+  rejected by the kernel's source or a ``static_assert``): no config is said to launch or not;
 - ``compile_crashed``: the compiler itself failed on some config (an MLIR pass error, a
   Python exception inside Triton, a dying process): nothing is proved for that config, and
   it is never read as "cannot launch";
@@ -36,6 +39,7 @@ class Status(str, enum.Enum):
     NO_LAUNCHABLE = "no_launchable"
     NEEDS_SPEC = "needs_spec"
     UNRESOLVED = "unresolved"
+    SPEC_SUSPECT = "spec_suspect"
     COMPILE_CRASHED = "compile_crashed"
     INTERNAL_ERROR = "internal_error"
 
@@ -57,6 +61,7 @@ class Reason(str, enum.Enum):
     KERNEL_NOT_ISOLATED = "kernel_not_isolated"  # detail: the loader's message
     NO_SPEC = "no_spec"  # no launch spec at all
     MISSING_SPEC_VALUES = "missing_spec_values"  # missing: the parameters, stanza: the tables, detail: the file they go in
+    SPEC_PROBABLY_WRONG = "spec_probably_wrong"  # the report's ``suspicions`` say why (check/spec_sanity.py)
     COMPILE_CRASHED = "compile_crashed"  # detail: the compiler's message
     INTERNAL_ERROR = "internal_error"  # detail: the exception, traceback_file: where it went
 
@@ -67,6 +72,7 @@ _STATUS_OF = {
     Reason.KERNEL_NOT_ISOLATED: Status.UNRESOLVED,
     Reason.NO_SPEC: Status.NEEDS_SPEC,
     Reason.MISSING_SPEC_VALUES: Status.NEEDS_SPEC,
+    Reason.SPEC_PROBABLY_WRONG: Status.SPEC_SUSPECT,
     Reason.COMPILE_CRASHED: Status.COMPILE_CRASHED,
     Reason.INTERNAL_ERROR: Status.INTERNAL_ERROR,
 }

@@ -65,8 +65,9 @@ class CheckResult:
 
     def report(self, strict: bool = False) -> Report:
         """The outcomes; ``found`` when some judged config cannot launch on some target (a
-        crashed compile proves nothing, so it is not "cannot launch")."""
-        found = any(not v.launchable and not v.crashed for r in self.reports for v in r.verdicts)
+        crashed compile proves nothing, so it is not "cannot launch"; nor is any config of a kernel
+        whose spec is probably wrong: its numbers are the spec's)."""
+        found = any(not v.launchable and not v.crashed for r in self.reports if not r.suspicions for v in r.verdicts)
         return Report(tuple(r.outcome for r in self.reports), found=found, gate=True, strict=strict)
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_rewrite.check.findings import Blocked, CompileFailed, LargestFit, Note, Refusal
+from autotune_rewrite.check.findings import Blocked, CompileFailed, LargestFit, Note, Refusal, Suspicion
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason, Status
 
@@ -166,6 +166,8 @@ class KernelReport:
     # ... and the largest value of each tile parameter that fits it (per target, in model order).
     largest_fit: tuple[LargestFit, ...] = ()
     notes: tuple[Note, ...] = ()  # warnings: spills, assumed dtypes, ints compiled without a value
+    # Why the spec is probably wrong (``problem`` is then SPEC_PROBABLY_WRONG; the verdicts stay as evidence).
+    suspicions: tuple[Suspicion, ...] = ()
 
     @property
     def all_launchable(self) -> bool:

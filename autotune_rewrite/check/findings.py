@@ -129,3 +129,57 @@ class UnknownInts:
 
 
 Note = Spills | Assumed | UnknownInts
+
+
+# --------------------------------------------------------------------------- spec probably wrong
+# Evidence that the launch spec, not the configs, decided the numbers (``check/spec_sanity.py``):
+# such a kernel is not judged, and none of its configs is reported as launching or not.
+@dataclass(frozen=True)
+class FlatSmemAcrossStages:
+    """The same SMEM at every ``num_stages`` although a loop of the kernel is pipelined."""
+
+    arch: str
+    configs: tuple[str, ...]  # one group: the same config but for num_stages (labels)
+    stages: tuple[int, ...]  # its num_stages values, in config order
+    shared_bytes: int
+    groups: int  # how many such groups there are, all flat
+    loop_file: str | None
+    loop_line: int | None
+    unstated: tuple[str, ...]  # what the spec leaves unstated: ints without a value, assumed dtypes
+    kind: str = field(default="flat_smem_across_stages", init=False)
+
+
+@dataclass(frozen=True)
+class NoSmemWithDot:
+    """Every config compiled to 0 B of SMEM although the kernel always runs a ``tl.dot``."""
+
+    archs: tuple[str, ...]
+    configs: int
+    dot_file: str | None
+    dot_line: int | None
+    kind: str = field(default="no_smem_with_dot", init=False)
+
+
+@dataclass(frozen=True)
+class EveryConfigRejected:
+    """Every config's compile fails in the kernel's own source (not resources, not a crash)."""
+
+    configs: int
+    error: str  # the first config's error
+    file: str | None
+    line: int | None
+    kind: str = field(default="every_config_rejected", init=False)
+
+
+@dataclass(frozen=True)
+class StaticAssertEveryConfig:
+    """A ``tl.static_assert`` fails for every config."""
+
+    configs: int
+    error: str
+    file: str | None
+    line: int | None
+    kind: str = field(default="static_assert_every_config", init=False)
+
+
+Suspicion = FlatSmemAcrossStages | NoSmemWithDot | EveryConfigRejected | StaticAssertEveryConfig

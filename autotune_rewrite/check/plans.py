@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import tempdirs
-from autotune_rewrite.check import launch_spec, smem_probe
+from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
 from autotune_rewrite.check.bundle_cache import lookup
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.check.evidence import (
@@ -25,11 +25,13 @@ from autotune_rewrite.check.evidence import (
     KernelReport,
     LaunchSpec,
 )
-from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
+from autotune_rewrite.check.findings import Assumed, Note, Spills, Suspicion, UnknownInts
+from autotune_rewrite.check.kernel_facts import facts_of
 from autotune_rewrite.check.occupancy import occupancy_of
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.outcomes import Problem, Reason
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
 Progress = Callable[[int, int], None]
@@ -164,9 +166,21 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
     it = iter(outcomes)
     verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
     failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
+    suspect: dict[int, tuple[Suspicion, ...]] = {}  # plan index -> why its spec is probably wrong
+    for i, plan in enumerate(plans):
+        try:
+            unstated = launch_spec.unknown_ints(plan.site, plan.spec) + tuple(a.parameter for a in plan.spec.assumptions)
+            found = spec_sanity.suspicions(verdicts[i], facts_of(plan.bundle), unstated)
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            failed[i] = internal_report(plan.site, plan.spec, exc, "the spec sanity checks", run)
+            continue
+        if found:
+            suspect[i] = found
     wanted = []  # (plan index, target, probe)
     if model:
         for i, plan in enumerate(plans):
+            if i in failed or i in suspect:
+                continue  # an SMEM model fitted on a wrong spec's numbers would only mislead
             try:
                 mine = [(i, target, p) for target in plan.targets
                         for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
@@ -181,6 +195,11 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
             reports.append(failed[i])
             continue
         try:
+            if i in suspect:
+                reports.append(KernelReport(site=plan.site, spec=plan.spec, verdicts=verdicts[i],
+                                            problem=Problem(Reason.SPEC_PROBABLY_WRONG), suspicions=suspect[i],
+                                            notes=notes_of(plan, verdicts[i])))
+                continue
             reports.append(report_of(plan, verdicts[i], wanted, probed, i, run, model))
         except Exception as exc:  # noqa: BLE001
             reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))

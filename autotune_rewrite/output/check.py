@@ -12,6 +12,7 @@ JSON (``schema_version`` 1; keys are only ever added)::
                   "spec_constexprs", "int_values", "assumed", "do_not_specialize", "skipped",
                   "status", "assumptions": [{"parameter", "value", "source"}],
                   "problem": {"reason", "detail", "missing", "traceback_file"} | null, "message",
+                  "suspicions": [{"kind", ...}] (spec_suspect: why the spec is probably wrong),
                   "configs": [verdict, see output/outcomes.py verdict_json],
                   "smem_model": {"text", "coefficients", "max_residual", "points"} | null,
                   "smem_models": {arch: model | null}, "largest_fit": {arch: text},
@@ -23,7 +24,8 @@ JSON (``schema_version`` 1; keys are only ever added)::
 One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per config x target
 (target-major); ``smem_model`` is the first target's. ``status`` is one of the closed set in
 ``autotune_rewrite/outcomes.py``; a kernel that was not judged has ``problem`` (and, kept for
-older readers, ``skipped``: the same message) and no configs.
+older readers, ``skipped``: the same message) and no configs, except ``spec_suspect``, whose
+``configs`` are kept as the evidence (the flat SMEM, the errors) and are not verdicts.
 """
 
 from __future__ import annotations
@@ -232,7 +234,8 @@ def print_table(result: CheckResult, strict: bool = False) -> None:
 
 def summary(result: CheckResult, strict: bool = False) -> str:
     verdicts = [v for r in result.reports for v in r.verdicts]
-    bad = sum(1 for v in verdicts if not v.launchable and not v.crashed)
+    # A spec_suspect kernel's refusals are the spec's, not the configs': not counted as "cannot launch".
+    bad = sum(1 for r in result.reports if not r.suspicions for v in r.verdicts if not v.launchable and not v.crashed)
     targets = ", ".join(t.arch.name for t in result.targets)
     return (f"{judged_line(result.report(strict))}. {len(verdicts)} config x target verdict(s) on {targets}: "
             f"{bad} cannot launch; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")

@@ -122,6 +122,52 @@ def _(n: cf.UnknownInts) -> str:
             f"{', '.join(n.params)}; give values = {{ ... }} in the launch spec to match a launch")
 
 
+# --------------------------------------------------------------------------- spec probably wrong
+def _at(file: str | None, line: int | None) -> str:
+    return f" ({file}:{line})" if file else ""
+
+
+@singledispatch
+def suspicion(s) -> str:
+    """Why a kernel's launch spec is probably wrong, in numbers."""
+    raise TypeError(f"no words for {type(s).__name__}")
+
+
+@suspicion.register
+def _(s: cf.FlatSmemAcrossStages) -> str:
+    stages = ", ".join(map(str, s.stages))
+    more = f" (and in {s.groups - 1} more such group(s))" if s.groups > 1 else ""
+    loop = f"the loop at {s.loop_file}:{s.loop_line}" if s.loop_file else "a loop of the kernel"
+    return (f"shared memory is {s.shared_bytes:,} B at every num_stages ({stages}) for {', '.join(s.configs)} on "
+            f"{s.arch}{more}, although {loop} loads tiles into a tl.dot, which Triton pipelines (one buffer more "
+            "per stage) when its loads are at least 4 bytes wide: the spec probably lacks the divisibility or the "
+            f"dtypes the runtime gives; state {', '.join(s.unstated)} (values = {{ ... }}, types = {{ ... }})")
+
+
+@suspicion.register
+def _(s: cf.NoSmemWithDot) -> str:
+    return (f"all {s.configs} config(s) compiled to 0 B of shared memory on {', '.join(s.archs)}, although the "
+            f"kernel always runs a tl.dot{_at(s.dot_file, s.dot_line)}, whose operands pass through shared memory: "
+            "the spec's constexprs probably compile it away (a loop with no iterations?)")
+
+
+@suspicion.register
+def _(s: cf.StaticAssertEveryConfig) -> str:
+    message = s.error.removeprefix("static_assert failed:").strip()
+    return (f"a static_assert fails for every one of the {s.configs} configs{_at(s.file, s.line)}: {message}; "
+            "the spec's values probably break the kernel's own assumptions")
+
+
+@suspicion.register
+def _(s: cf.EveryConfigRejected) -> str:
+    return (f"every one of the {s.configs} configs fails to compile{_at(s.file, s.line)}: {s.error}; with the same "
+            "error for every config, the spec's types or constexprs are probably wrong, not the configs")
+
+
+def suspicions(found: Iterable) -> str:
+    return "; ".join(suspicion(s) for s in found)
+
+
 # --------------------------------------------------------------------------- rewrite decisions
 def _refused(refused: Iterable[rf.Refused]) -> str:
     return "; ".join(f"{r.arch} ({r.spec}): {refusal(r.refusal) if r.refusal else None}" for r in refused)
@@ -260,4 +306,5 @@ def fact_json(f) -> dict | None:
 
 
 __all__ = ["dropped_why", "explanation", "fact", "fact_json", "largest_fit", "largest_fits", "no_common_config",
-           "note", "occupancy_reason", "recheck_refused", "refusal", "subject", "verdict_reason", "why"]
+           "note", "occupancy_reason", "recheck_refused", "refusal", "subject", "suspicion", "suspicions", "verdict_reason",
+           "why"]

@@ -56,9 +56,10 @@ def outcome_json(report: KernelReport) -> dict:
         "status": report.status.value,
         "assumptions": [{"parameter": a.parameter, "value": a.value, "source": a.source} for a in report.assumptions],
         "problem": None if p is None else {
-            "reason": p.reason.value, "detail": p.detail, "missing": list(p.missing),
-            "traceback_file": p.traceback_file,
+            "reason": p.reason.value, "detail": explain.suspicions(report.suspicions) or p.detail,
+            "missing": list(p.missing), "traceback_file": p.traceback_file,
         },
+        "suspicions": [to_jsonable(s) for s in report.suspicions],
         "message": problem_text(report),
     }
 
@@ -76,6 +77,8 @@ def report_json(report: Report) -> dict:
 def problem_text(report: KernelReport) -> str | None:
     """Why this kernel was not judged (or judged to have no launchable config), in one line."""
     status = report.status
+    if report.suspicions:
+        return "launch spec probably wrong, so no config is judged: " + explain.suspicions(report.suspicions)
     if report.problem is not None:
         return _problem(report.problem)
     if status is Status.COMPILE_CRASHED:
@@ -112,6 +115,8 @@ def _problem(p: Problem) -> str:
         return f"missing launch spec values for {', '.join(p.missing)}: add them to {p.detail or 'the settings'}"
     if p.reason is Reason.COMPILE_CRASHED:
         return f"the compiler crashed: {p.detail}"
+    if p.reason is Reason.SPEC_PROBABLY_WRONG:
+        return f"launch spec probably wrong: {p.detail}"
     where = f"; traceback in {p.traceback_file}" if p.traceback_file else "; the traceback could not be written"
     return f"internal error ({p.detail}){where}; please report it"
 
