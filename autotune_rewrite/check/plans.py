@@ -24,12 +24,14 @@ from autotune_rewrite.check.evidence import (
     KernelBundle,
     KernelReport,
     LaunchSpec,
+    skipped_report,
 )
 from autotune_rewrite.check.findings import AssumedDtype, Note, Spills, UnknownInts
 from autotune_rewrite.check.occupancy import occupancy_of
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.outcomes import Reason
 from autotune_rewrite.targets import DEFAULT_TARGET, Target, resolve_target
 
 Progress = Callable[[int, int], None]
@@ -163,10 +165,16 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
     """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
     it = iter(outcomes)
     verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
-    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
+    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error or not-loadable report
+    for i, plan in enumerate(plans):
+        unloadable = not_loadable(plan, verdicts[i])
+        if unloadable is not None:
+            failed[i] = unloadable
     wanted = []  # (plan index, target, probe)
     if model:
         for i, plan in enumerate(plans):
+            if i in failed:
+                continue
             try:
                 mine = [(i, target, p) for target in plan.targets
                         for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
@@ -185,6 +193,21 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
         except Exception as exc:  # noqa: BLE001
             reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
     return reports
+
+
+def not_loadable(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
+    """The kernel's report when some compile failed on a global the loader could not provide
+    (a NameError for it): our loading failed, not the kernel, so nothing is judged."""
+    hit: dict[str, str] = {}
+    for v in verdicts:
+        record = plan.bundle.unprovided_global(v.outcome.undefined_name)
+        if record is not None:
+            name, path, line = record
+            hit.setdefault(name, f"{path}:{line}" if line else path)
+    if not hit:
+        return None
+    return skipped_report(plan.site, Reason.KERNEL_NOT_ISOLATED, spec=plan.spec, missing=tuple(hit),
+                          places=tuple(hit.values()))
 
 
 def report_of(plan: Plan, verdicts, wanted, probed, i: int, run: CompileRun, model: bool) -> KernelReport:
