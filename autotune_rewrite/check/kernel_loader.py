@@ -8,10 +8,18 @@ holding only:
 - the kernel's ``def`` with ``@triton.jit`` (autotune / heuristics / foreign decorators dropped;
   ``@triton.jit`` added when the kernel was wrapped by a call such as ``triton.jit(fn)``),
 - the ``@triton.jit`` helpers it reaches, transitively, in the same module or in modules of the
-  repository imported by name (``from .helpers import f``, ``import pkg.helpers as h; h.f``),
-- the module-level constants they read when the right-hand side is static (literals, arithmetic
-  on other constants, ``tl.constexpr(...)``),
-- the Triton imports those definitions name.
+  repository, bound as Python's import would bind them: by name (``from .helpers import f``,
+  ``import pkg.helpers as h; h.f``) and by star imports (``from .utils import *``: the module's
+  ``__all__``, else its public names, through package ``__init__`` re-exports; ``star_imports``),
+- the module-level constants they read: as written when the right-hand side is static (literals,
+  arithmetic on other constants, ``tl.constexpr(...)``), as their value when it is built by calls
+  the static evaluator knows (``tl.constexpr(math.log2(math.e))``; ``bundle_constants``),
+- the Triton (and ``math``) imports those definitions name.
+
+Every global the kernel's code reads that cannot be provided so (computed at import time, from a
+package outside the repository, undefined) is recorded in ``KernelBundle.unprovided`` with the
+user's file and line: a compile that then fails with a NameError for it failed in our loading,
+and the check stage reports the kernel as not loadable instead of judging its configs.
 
 Names are resolved with LibCST's ``ScopeProvider``: what a def reads from the global scope, and
 the qualified name of each decorator (which one is ``triton.jit``), through the scope's own
@@ -22,8 +30,6 @@ executes user code.
 
 from __future__ import annotations
 
-import functools
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,14 +45,19 @@ from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.check.loader_syntax import (
-    assignments, binding_line, bound_name, def_line, dotted, import_binding, is_static,
+    Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding, is_static,
+    reads_constexpr,
 )
-from autotune_rewrite.check.star_imports import declared_all, exported, star_imports
+from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.triton_names import REEXPORTED_MODULES, is_jit, is_triton_module
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
+# Modules besides Triton the bundle may import: importing them runs no user code and reads
+# nothing outside (a kernel may call ``math.log2`` on constexprs; Triton calls it at compile time).
+# A built-in module, so a repo file of the same name cannot shadow it.
+_SAFE_MODULES = frozenset({"math"})
 
 
 @dataclass
@@ -158,13 +169,17 @@ class _Loader:
         """``name`` bound by one of ``mod``'s ``from M import *`` (the last that binds it wins)."""
         for star in reversed(star_imports(mod.module.body)):
             if star.level == 0 and is_triton_module(star.source):
-                if _triton_exports(star.source, name):
+                if triton_exports(star.source, name):
                     self._add_import(f"from {star.source} import {name}")
                     return True
                 continue
             source = self.find_module(mod.path, star.source, star.level)
-            if source is not None and self._exports(self.module(source), name):
-                return self.name(self.module(source), name)
+            if source is None or not self._exports(self.module(source), name):
+                continue
+            key = (self._rel(source), name)
+            if key in self.out.done and key not in self.out.provided:
+                continue  # being followed already: star imports in a cycle, another one binds it
+            return self.name(self.module(source), name)
         return False  # a builtin Triton does not know, or from a package outside the repo
 
     def _exports(self, mod: _Module, name: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -178,7 +193,7 @@ class _Loader:
             source = self.find_module(mod.path, star.source, star.level)
             if source is not None and mod.rel not in seen and self._exports(self.module(source), name, seen | {mod.rel}):
                 return True
-            if source is None and star.level == 0 and is_triton_module(star.source) and _triton_exports(star.source, name):
+            if source is None and star.level == 0 and is_triton_module(star.source) and triton_exports(star.source, name):
                 return True
         return False
 
@@ -204,7 +219,7 @@ class _Loader:
                 continue
             imported = dotted(alias.name)
             if isinstance(node, cst.Import):
-                if is_triton_module(imported):
+                if is_triton_module(imported) or imported in _SAFE_MODULES:
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
                 target = self.find_module(mod.path, imported, 0)
@@ -214,7 +229,7 @@ class _Loader:
             else:
                 source = dotted(node.module) if node.module else ""
                 level = len(node.relative)
-                if level == 0 and is_triton_module(source):
+                if level == 0 and (is_triton_module(source) or source in _SAFE_MODULES):
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
                 sub = self.find_module(mod.path, f"{source}.{imported}" if source else imported, level)
@@ -266,7 +281,7 @@ class _Loader:
             text = literal(known.value) if isinstance(known, Known) else None
             if text is None:
                 return False
-            if _reads_constexpr(mod, value):  # Triton reads only constexpr globals in a kernel
+            if reads_constexpr(value):  # Triton reads only constexpr globals in a kernel
                 self._add_import("import triton as _ar_triton")
                 text = f"_ar_triton.language.constexpr({text})"
             code = f"{name} = {text}"
@@ -275,7 +290,7 @@ class _Loader:
         return True
 
     def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> None:
-        kept = [_compile_relevant(d) for d in node.decorators if is_jit(q.name for q in _qualnames(mod, d.decorator))]
+        kept = [compile_relevant(d) for d in node.decorators if is_jit(q.name for q in _qualnames(mod, d.decorator))]
         if not kept and jit_required:
             return  # a plain Python helper: not callable from a kernel, so not needed
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])
@@ -291,7 +306,7 @@ class _Loader:
     def _follow(self, mod: _Module, node: cst.CSTNode) -> list[str]:
         """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases);
         the names that could not be provided."""
-        collector = _Reads(mod.global_refs, mod.unbound_refs)
+        collector = Reads(mod.global_refs, mod.unbound_refs)
         node.visit(collector)
         missing = [name for name in collector.names if not self.name(mod, name)]
         for base, attr in collector.attributes:
@@ -324,71 +339,6 @@ class _Loader:
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
                             unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()))
-
-
-# @triton.jit arguments that only matter at launch or for printing; they usually name host-side
-# Python functions (a FLOP counter for the profiler) that the bundle does not carry.
-_LAUNCH_ONLY_ARGS = {"launch_metadata", "repr"}
-
-
-def _compile_relevant(decorator: cst.Decorator) -> cst.Decorator:
-    call = decorator.decorator
-    if not isinstance(call, cst.Call):
-        return decorator
-    args = [a for a in call.args if not (a.keyword and a.keyword.value in _LAUNCH_ONLY_ARGS)]
-    if len(args) == len(call.args):
-        return decorator
-    if args:  # the last argument must not keep a dangling comma from a dropped one
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return decorator.with_changes(decorator=call.with_changes(args=args))
-
-
-class _Reads(cst.CSTVisitor):
-    """Global names read inside a node, and ``base.attr`` pairs on them."""
-
-    def __init__(self, global_refs: dict[int, str], unbound_refs: dict[int, str]):
-        self.global_refs = global_refs
-        self.unbound_refs = unbound_refs
-        self.names: list[str] = []
-        self.attributes: list[tuple[str, str]] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        name = self.global_refs.get(id(node)) or self.unbound_refs.get(id(node))
-        if name is not None and name not in self.names:
-            self.names.append(name)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and id(node.value) in self.global_refs:
-            pair = (node.value.value, node.attr.value)
-            if pair not in self.attributes:
-                self.attributes.append(pair)
-
-
-def _reads_constexpr(mod: _Module, value: cst.BaseExpression) -> bool:
-    """Whether a global's value is a ``tl.constexpr``: it calls ``constexpr`` (any spelling:
-    ``tl.constexpr``, ``triton.language.constexpr``, an engine's re-export), as arithmetic on a
-    constexpr is one too."""
-    class _Calls(cst.CSTVisitor):
-        found = False
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func.attr.value if isinstance(node.func, cst.Attribute) else dotted(node.func)
-            self.found = self.found or func == "constexpr"
-
-    calls = _Calls()
-    value.visit(calls)
-    return calls.found
-
-
-@functools.lru_cache(maxsize=256)
-def _triton_exports(module: str, name: str) -> bool:
-    """Whether ``from <a triton module> import *`` binds ``name`` (Triton is ours to import)."""
-    try:
-        mod = importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - a module this Triton does not have binds nothing
-        return False
-    public = getattr(mod, "__all__", None)
-    return name in public if public is not None else (hasattr(mod, name) and not name.startswith("_"))
 
 
 def _order(assignment) -> int:

@@ -1,9 +1,10 @@
-"""What the kernel loader reads off a module's source: syntax only, no scopes, nothing executed.
+"""What the kernel loader reads off a module's source: syntax only, nothing executed.
 
 Module-level assignments by target (looking into if/try/with blocks as Python's global scope
 does), the bindings of import statements, dotted names, which right-hand sides are static
-(literals, arithmetic on other constants, ``tl.constexpr(...)``), and the line a name is bound
-or read on (for messages that point at the user's file).
+(literals, arithmetic on other constants, ``tl.constexpr(...)``) and which are constexprs, the
+global names a node reads (given the scope analysis' answers), the ``@triton.jit`` arguments a
+compile needs, and the line a name is bound or read on (for messages at the user's file:line).
 """
 
 from __future__ import annotations
@@ -130,3 +131,59 @@ def _binds(stmt: ast.stmt, name: str):
         for block in blocks:
             for inner in block:
                 yield from _binds(inner, name)
+
+
+# @triton.jit arguments that only matter at launch or for printing; they usually name host-side
+# Python functions (a FLOP counter for the profiler) that the bundle does not carry.
+LAUNCH_ONLY_ARGS = {"launch_metadata", "repr"}
+
+
+def compile_relevant(decorator: cst.Decorator) -> cst.Decorator:
+    call = decorator.decorator
+    if not isinstance(call, cst.Call):
+        return decorator
+    args = [a for a in call.args if not (a.keyword and a.keyword.value in LAUNCH_ONLY_ARGS)]
+    if len(args) == len(call.args):
+        return decorator
+    if args:  # the last argument must not keep a dangling comma from a dropped one
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return decorator.with_changes(decorator=call.with_changes(args=args))
+
+
+class Reads(cst.CSTVisitor):
+    """Global names read inside a node, and ``base.attr`` pairs on them."""
+
+    def __init__(self, global_refs: dict[int, str], unbound_refs: dict[int, str]):
+        self.global_refs = global_refs
+        self.unbound_refs = unbound_refs
+        self.names: list[str] = []
+        self.attributes: list[tuple[str, str]] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        name = self.global_refs.get(id(node)) or self.unbound_refs.get(id(node))
+        if name is not None and name not in self.names:
+            self.names.append(name)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and id(node.value) in self.global_refs:
+            pair = (node.value.value, node.attr.value)
+            if pair not in self.attributes:
+                self.attributes.append(pair)
+
+
+def reads_constexpr(value: cst.BaseExpression) -> bool:
+    """Whether a global's value is a ``tl.constexpr``: it calls ``constexpr`` (any spelling:
+    ``tl.constexpr``, ``triton.language.constexpr``, an engine's re-export), as arithmetic on a
+    constexpr is one too."""
+    calls = _ConstexprCalls()
+    value.visit(calls)
+    return calls.found
+
+
+class _ConstexprCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func.attr.value if isinstance(node.func, cst.Attribute) else dotted(node.func)
+        self.found = self.found or func == "constexpr"

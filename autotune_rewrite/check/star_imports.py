@@ -11,6 +11,8 @@ is the loader's job, since it needs the modules parsed. Nothing here runs user c
 
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
 
 import libcst as cst
@@ -109,4 +111,15 @@ def _strings(expr: cst.BaseExpression) -> set[str] | None:
     return out
 
 
-__all__ = ["StarImport", "declared_all", "exported", "star_imports"]
+@functools.lru_cache(maxsize=256)
+def triton_exports(module: str, name: str) -> bool:
+    """Whether ``from <a triton module> import *`` binds ``name`` (Triton is ours to import)."""
+    try:
+        mod = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module this Triton does not have binds nothing
+        return False
+    public = getattr(mod, "__all__", None)
+    return name in public if public is not None else (hasattr(mod, name) and not name.startswith("_"))
+
+
+__all__ = ["StarImport", "declared_all", "exported", "star_imports", "triton_exports"]
