@@ -173,6 +173,37 @@ def test_global_that_cannot_be_computed_is_recorded_not_emitted(tmp_path: Path):
         "BLOCK_ENV": ("pkg/consts.py", 5), "DOUBLE": ("pkg/consts.py", 6), "MAGIC": ("pkg/consts.py", 3)}
 
 
+def test_triton_import_wins_over_a_fallback_for_when_triton_is_missing(tmp_path: Path):
+    # ``triton = MagicMock()`` is bound last in source order, but only runs without Triton.
+    guarded = """
+    try:
+        import triton
+        import triton.language as tl
+        HAVE_TRITON = True
+    except ImportError:
+        HAVE_TRITON = False
+
+    if not HAVE_TRITON:
+        from unittest.mock import MagicMock
+        triton = MagicMock()
+        tl = MagicMock()
+    """
+    kernel = textwrap.dedent(guarded) + KERNEL.format(imports="from .utils import helper", name="kern").replace(TRITON, "")
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": HELPER, "pkg/ops.py": kernel})
+    bundle = load_bundle(root, "pkg/ops.py", "kern")
+    assert "MagicMock" not in bundle.source and bundle.unprovided == ()
+    compiles(bundle)
+
+
+def test_a_triton_module_this_triton_lacks_is_not_provided(tmp_path: Path):
+    kernel = KERNEL.format(imports="import triton.language.extra.not_in_this_triton as ext", name="kern").replace(
+        "helper(x)", "ext.helper(x)")
+    root = write(tmp_path, {"k.py": kernel})
+    bundle = load_bundle(root, "k.py", "kern")
+    assert "not_in_this_triton" not in bundle.source  # importing it would fail the whole bundle
+    assert bundle.unprovided == (("ext", "k.py", 3),)
+
+
 def test_undefined_name_tells_our_name_errors_from_the_kernels():
     assert undefined_name(NameError("name 'LOG2E' is not defined", name="LOG2E")) == "LOG2E"
     wrapped = RuntimeError("at 5:29")

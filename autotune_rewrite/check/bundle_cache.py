@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
+from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
@@ -32,7 +33,8 @@ class KernelLoadError(Exception):
 
 def _entry(root: Path, path: str, kernel: str, cache_dir: Path) -> tuple[disk_cache.Namespace, str]:
     store = disk_cache.namespace("bundles", SCHEMA, cache_dir)
-    return store, store.key(_loader_digests(), str(root.resolve()), path, kernel)
+    # Triton's version too: which of its modules exist decides what a bundle may import.
+    return store, store.key(_loader_digests(), resources.triton_version(), str(root.resolve()), path, kernel)
 
 
 @functools.lru_cache(maxsize=1)

@@ -44,9 +44,10 @@ from libcst.metadata import (
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.check.resources import triton_has_module
 from autotune_rewrite.check.loader_syntax import (
-    Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding, is_static,
-    reads_constexpr,
+    Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
+    imports_triton, is_static, reads_constexpr,
 )
 from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
@@ -154,8 +155,11 @@ class _Loader:
         found = [a for a in mod.global_scope.assignments[name]] if name in mod.global_scope else []
         if not found:
             return self._star(mod, name)
-        # The last definition in source order wins, as it would when the module runs.
-        assignment = max(found, key=lambda a: _order(a))
+        # The last definition in source order wins, as it would when the module runs; but a Triton
+        # import wins over a fallback for when Triton is missing (``except ImportError: triton =
+        # MagicMock()``): the compile runs where Triton is installed, so that branch never runs.
+        triton = [a for a in found if isinstance(a, ImportAssignment) and imports_triton(a.node, name)]
+        assignment = max(triton or found, key=lambda a: _order(a))
         if isinstance(assignment, ImportAssignment):
             return self._import(mod, assignment, name)
         if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
@@ -220,6 +224,8 @@ class _Loader:
             imported = dotted(alias.name)
             if isinstance(node, cst.Import):
                 if is_triton_module(imported) or imported in _SAFE_MODULES:
+                    if not _importable(imported):
+                        return False  # a Triton fork's module (TLX): this Triton cannot compile it
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
                 target = self.find_module(mod.path, imported, 0)
@@ -230,6 +236,8 @@ class _Loader:
                 source = dotted(node.module) if node.module else ""
                 level = len(node.relative)
                 if level == 0 and (is_triton_module(source) or source in _SAFE_MODULES):
+                    if not _importable(source):
+                        return False
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
                 sub = self.find_module(mod.path, f"{source}.{imported}" if source else imported, level)
@@ -339,6 +347,10 @@ class _Loader:
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
                             unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()))
+
+
+def _importable(module: str) -> bool:
+    return not is_triton_module(module) or triton_has_module(module)
 
 
 def _order(assignment) -> int:

@@ -48,6 +48,17 @@ def assignments(body) -> dict[int, cst.CSTNode]:
     return out
 
 
+def imports_triton(node: cst.CSTNode, name: str) -> bool:
+    """Whether an import statement binds ``name`` to Triton or one of its modules."""
+    if isinstance(node, cst.Import):
+        return any(bound_name(a, True) == name and dotted(a.name).split(".")[0] == "triton" for a in node.names)
+    if isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+        source = dotted(node.module)
+        return (source == "triton" or source.startswith("triton.")) and not isinstance(node.names, cst.ImportStar) \
+            and any(bound_name(a, False) == name for a in node.names)
+    return False
+
+
 def import_binding(line: str) -> tuple[str, str]:
     """(bound name, dotted target) of an import line this module emits."""
     words = line.split()
