@@ -160,6 +160,23 @@ def test_call_built_globals_are_evaluated(tmp_path: Path):
     compiles(bundle, R=1.4426950408889634, P=256, B=8)  # the defaults, as the spec resolver passes them
 
 
+def test_constexpr_function_helper_is_carried_with_what_it_reads(tmp_path: Path):
+    # Triton runs a @triton.constexpr_function at compile time: the bundle needs it and its math.
+    utils = HELPER.replace(TRITON, "import math\n" + TRITON) + "\nALIGN = 16\n\n@triton.constexpr_function\n" \
+        "def padded(n):\n    return math.ceil(n / ALIGN) * ALIGN\n\n\ndef host_only(n):\n    return n\n"
+    kernel = KERNEL.format(imports="from .utils import *", name="kern").replace(
+        "offs = tl.arange(0, BLOCK)", "offs = tl.arange(0, padded(BLOCK - 8))")
+    root = write(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": utils, "pkg/ops.py": kernel,
+                            "pkg/host.py": kernel.replace("helper(x)", "host_only(x)")})
+    bundle = load_bundle(root, "pkg/ops.py", "kern")
+    assert "@triton.constexpr_function\ndef padded(n):" in bundle.source
+    assert "import math\n" in bundle.source and "ALIGN = 16\n" in bundle.source
+    assert "def host_only" not in bundle.source and bundle.unprovided == ()
+    compiles(bundle)
+    # A plain Python function cannot be carried (Triton would need the module run): recorded.
+    assert load_bundle(root, "pkg/host.py", "kern").unprovided == (("host_only", "pkg/utils.py", 16),)
+
+
 def test_global_that_cannot_be_computed_is_recorded_not_emitted(tmp_path: Path):
     consts = "import os\nimport triton.language as tl\nfrom torch_thing import MAGIC\n\n" \
              "BLOCK_ENV = tl.constexpr(int(os.environ.get('BLOCK', '64')))\nDOUBLE = BLOCK_ENV * 2\n"

@@ -52,7 +52,7 @@ from autotune_rewrite.check.loader_syntax import (
 from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
 from autotune_rewrite.module_resolver import ModuleResolver
-from autotune_rewrite.triton_names import REEXPORTED_MODULES, is_jit, is_triton_module
+from autotune_rewrite.triton_names import CONSTEXPR_FUNCTION, REEXPORTED_MODULES, is_jit, is_triton_module
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
 # Modules besides Triton the bundle may import: importing them runs no user code and reads
@@ -163,8 +163,7 @@ class _Loader:
         if isinstance(assignment, ImportAssignment):
             return self._import(mod, assignment, name)
         if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
-            self._function(mod, assignment.node, jit_required=True)
-            return True  # a plain Python helper is not needed: a kernel cannot call it
+            return self._function(mod, assignment.node, jit_required=True)
         if isinstance(assignment, Assignment):
             return self._constant(mod, assignment, name)
         return False  # a class, a ``global`` statement, ...
@@ -297,10 +296,12 @@ class _Loader:
         self.out.defs.append(code)
         return True
 
-    def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> None:
-        kept = [compile_relevant(d) for d in node.decorators if is_jit(q.name for q in _qualnames(mod, d.decorator))]
+    def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> bool:
+        kept = [compile_relevant(d) for d in node.decorators if _compile_time(mod, d.decorator)]
         if not kept and jit_required:
-            return  # a plain Python helper: not callable from a kernel, so not needed
+            # A plain Python function: Triton reads it only as a module attribute (an engine's
+            # ``@core.extern`` op), which needs the module run; the kernel is not loadable if it does.
+            return False
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])
         if not kept:
             self._add_import("import triton as _ar_triton")
@@ -310,6 +311,7 @@ class _Loader:
         line = def_line(mod.text, node.name.value)
         if line is not None:
             self.out.functions.append((node.name.value, mod.rel, line))
+        return True
 
     def _follow(self, mod: _Module, node: cst.CSTNode) -> list[str]:
         """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases);
@@ -347,6 +349,12 @@ class _Loader:
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
                             unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()))
+
+
+def _compile_time(mod: _Module, decorator: cst.BaseExpression) -> bool:
+    """``@triton.jit`` (any spelling, with arguments) or ``@triton.constexpr_function``."""
+    names = {q.name for q in _qualnames(mod, decorator)}
+    return is_jit(names) or bool(names & CONSTEXPR_FUNCTION)
 
 
 def _importable(module: str) -> bool:
