@@ -44,11 +44,11 @@ from libcst.metadata import (
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
-from autotune_rewrite.check.resources import triton_has_module
 from autotune_rewrite.check.loader_syntax import (
     Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
     imports_triton, is_static, reads_constexpr,
 )
+from autotune_rewrite.check.resources import triton_has_module
 from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
 from autotune_rewrite.module_resolver import ModuleResolver
@@ -158,8 +158,8 @@ class _Loader:
         # The last definition in source order wins, as it would when the module runs; but a Triton
         # import wins over a fallback for when Triton is missing (``except ImportError: triton =
         # MagicMock()``): the compile runs where Triton is installed, so that branch never runs.
-        triton = [a for a in found if isinstance(a, ImportAssignment) and imports_triton(a.node, name)]
-        assignment = max(triton or found, key=lambda a: _order(a))
+        of_triton = [a for a in found if isinstance(a, ImportAssignment) and imports_triton(a.node, name)]
+        assignment = max(of_triton or found, key=lambda a: _order(a))
         if isinstance(assignment, ImportAssignment):
             return self._import(mod, assignment, name)
         if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
