@@ -58,7 +58,9 @@ class Reason(str, enum.Enum):
 
     CONFIGS_UNRESOLVED = "configs_unresolved"  # detail: the locator's reason
     CONFIGS_EMPTY = "configs_empty"
-    KERNEL_NOT_ISOLATED = "kernel_not_isolated"  # detail: the loader's message
+    # detail: the loader's message; or missing: the globals it could not provide that a compile
+    # needed, places: where each is bound or read ("file:line")
+    KERNEL_NOT_ISOLATED = "kernel_not_isolated"
     NO_SPEC = "no_spec"  # no launch spec at all
     MISSING_SPEC_VALUES = "missing_spec_values"  # missing: the parameters, stanza: the tables, detail: the file they go in
     SPEC_PROBABLY_WRONG = "spec_probably_wrong"  # the report's ``suspicions`` say why (check/spec_sanity.py)
@@ -84,9 +86,10 @@ class Problem:
 
     reason: Reason
     detail: str = ""  # the underlying tool's own message (locator, loader, compiler, exception)
-    missing: tuple[str, ...] = ()  # MISSING_SPEC_VALUES: parameters without a type or value
+    missing: tuple[str, ...] = ()  # MISSING_SPEC_VALUES: parameters without a type or value; KERNEL_NOT_ISOLATED: globals
     stanza: str = ""  # MISSING_SPEC_VALUES: the ready-to-paste settings table(s) for the site
     traceback_file: str | None = None  # INTERNAL_ERROR
+    places: tuple[str, ...] = ()  # KERNEL_NOT_ISOLATED: "file:line" of each global in ``missing``
 
     @property
     def status(self) -> Status:

@@ -13,6 +13,9 @@ CONFIG = frozenset({"triton.Config", "triton.runtime.Config", "triton.runtime.au
 JIT = frozenset({"triton.jit", "triton.runtime.jit", "triton.runtime.jit.jit"})
 # ``triton.runtime.jit.JITFunction(fn)`` builds the same object ``@triton.jit`` does.
 JIT_CONSTRUCTORS = JIT | {"triton.runtime.jit.JITFunction"}
+# ``@triton.constexpr_function`` (3.5+): a Python helper Triton runs at compile time when a kernel
+# calls it, so a bundle carries it as it carries a @triton.jit helper.
+CONSTEXPR_FUNCTION = frozenset({"triton.constexpr_function", "triton.runtime.jit.constexpr_function"})
 HEURISTICS = frozenset({"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"})
 CONSTEXPR = frozenset({"triton.language.constexpr", "triton.language.core.constexpr"})
 WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wrap_triton"})

@@ -9,16 +9,22 @@ versions). This module imports nothing heavy (no LibCST): a cache hit must stay 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
+from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
-SCHEMA = 3  # 2: disk_cache's envelope and key; 3: where each function came from
+SCHEMA = 4  # 2: disk_cache's envelope and key; 3: where each function came from; 4: the globals not provided
 # The loader's code: a change in any of these may change what a bundle holds.
-_LOADER_FILES = (Path(__file__).with_name("kernel_loader.py"), Path(__file__).parent.parent / "module_resolver.py")
+_LOADER_FILES = tuple(Path(__file__).with_name(f) for f in (
+    "kernel_loader.py", "loader_syntax.py", "star_imports.py", "bundle_constants.py")) + (
+    Path(__file__).parent.parent / "module_resolver.py",
+    # call-built globals are computed by the static evaluator and its answers
+    *sorted((Path(__file__).parent.parent / "evaluate").glob("*.py")))
 
 
 class KernelLoadError(Exception):
@@ -27,7 +33,14 @@ class KernelLoadError(Exception):
 
 def _entry(root: Path, path: str, kernel: str, cache_dir: Path) -> tuple[disk_cache.Namespace, str]:
     store = disk_cache.namespace("bundles", SCHEMA, cache_dir)
-    return store, store.key([_digest(f) for f in _LOADER_FILES], str(root.resolve()), path, kernel)
+    # Triton's version too: which of its modules exist decides what a bundle may import.
+    return store, store.key(_loader_digests(), resources.triton_version(), str(root.resolve()), path, kernel)
+
+
+@functools.lru_cache(maxsize=1)
+def _loader_digests() -> tuple[str | None, ...]:
+    # Once per process: the tool's own files do not change under a running check.
+    return tuple(_digest(f) for f in _LOADER_FILES)
 
 
 def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle | None:
@@ -38,7 +51,8 @@ def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle 
         if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
             return None
         return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"],
-                            functions=tuple(tuple(f) for f in data.get("functions", ())))
+                            functions=tuple(tuple(f) for f in data.get("functions", ())),
+                            unprovided=tuple(tuple(u) for u in data.get("unprovided", ())))
     except (KeyError, TypeError, AttributeError):
         return None
 
@@ -53,7 +67,8 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
         except ValueError:
             deps[str(f)] = _digest(Path(f))
     data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin,
-            "functions": [list(f) for f in bundle.functions]}
+            "functions": [list(f) for f in bundle.functions],
+            "unprovided": [list(u) for u in bundle.unprovided]}
     ns, key = _entry(root, path, kernel, cache_dir)
     ns.write_json(key, data)
 

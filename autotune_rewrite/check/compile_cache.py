@@ -20,7 +20,8 @@ from autotune_rewrite import disk_cache
 from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
 
-SCHEMA = 3  # bump when the stored fields or their meaning change (2: disk_cache's envelope; 3: error kind/place)
+SCHEMA = 4  # bump when the stored fields or their meaning change (2: disk_cache's envelope; 3: error kind/place;
+# 4: the undefined name of a NameError)
 _NAMESPACE = "outcomes"
 
 
@@ -95,7 +96,7 @@ def job_key(job: CompileJob, toolchain: Toolchain) -> str:
 
 
 _FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton_version", "ptxas_version", "seconds",
-           "error_kind", "error_file", "error_line")
+           "error_kind", "error_file", "error_line", "undefined_name")
 
 
 class CompileCache:

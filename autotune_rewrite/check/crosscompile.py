@@ -22,6 +22,7 @@ import re
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,31 @@ def user_position(exc: BaseException, bundle: KernelBundle) -> tuple[str, int] |
     return None if where is None else (where[0], where[1] + line - 1)
 
 
+# Python's "name 'x' is not defined" (executing the bundle: a parameter default, a decorator
+# argument) and Triton's "x is not defined" (a global read inside a @triton.jit body).
+_NOT_DEFINED = re.compile(r"^(?:name ')?([A-Za-z_]\w*)'? is not defined")
+
+
+def undefined_name(exc: BaseException) -> str | None:
+    """The global a NameError in ``exc``'s chain says is not defined (Triton wraps it in a
+    CompilationError), or ``alias.name`` for an attribute missing on a module object; None for
+    other failures, and for Triton's "Cannot access global variable", which is the kernel's own
+    error (a global that is not a constexpr)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), types.ModuleType):
+            return f"{exc.obj.__name__}.{exc.name}"
+        if isinstance(exc, NameError):
+            name = getattr(exc, "name", None)
+            if name:
+                return name
+            found = _NOT_DEFINED.match(str(exc))
+            return found.group(1) if found else None
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def _with_diagnostic(message: str, diagnostics: str) -> str:
     first = next((ln.strip() for ln in diagnostics.splitlines() if "error:" in ln), None)
     return f"{message}: {first}" if first else message
@@ -266,7 +292,7 @@ def compile_job(
                 message = re.sub(r" \(at \d+:\d+\)$", "", message)
             return CompileOutcome.failed(job, message, version, ptxas, seconds=time.perf_counter() - start,
                                          kind=error_kind(failure), file=where[0] if where else None,
-                                         line=where[1] if where else None)
+                                         line=where[1] if where else None, undefined_name=undefined_name(failure))
         tmem = getattr(kernel.metadata, "tmem_size", None)
         return CompileOutcome(
             job=job,

@@ -35,6 +35,14 @@ class KernelBundle:
     # Where each @triton.jit function of ``source`` was cut from: (name, user path, line of its
     # ``def``), so a compile error is reported at the user's file:line, not the bundle's.
     functions: tuple[tuple[str, str, int], ...] = ()
+    # Globals the kernel's code reads that the loader could not provide (a value computed at import
+    # time, a name from a package outside the repository): (name in ``source``, user path, line).
+    # A compile that fails with a NameError for one of them failed in our loading, not in the kernel.
+    unprovided: tuple[tuple[str, str, int | None], ...] = ()
+
+    def unprovided_global(self, name: str | None) -> tuple[str, str, int | None] | None:
+        """The record of ``name`` when it is one of the globals the loader could not provide."""
+        return next((u for u in self.unprovided if u[0] == name), None) if name else None
 
 
 @dataclass(frozen=True)
@@ -65,15 +73,16 @@ class CompileOutcome:
     error_kind: str | None = None  # REJECTED | CRASHED when ``error`` is set
     error_file: str | None = None  # the user's file and line the compiler pointed at, when known
     error_line: int | None = None
+    undefined_name: str | None = None  # the global a NameError of the failed compile names, if any
 
     @classmethod
     def failed(cls, job: CompileJob, error: str, triton_version: str, ptxas_version: str | None,
                seconds: float = 0.0, kind: str = CRASHED, file: str | None = None,
-               line: int | None = None) -> "CompileOutcome":
+               line: int | None = None, undefined_name: str | None = None) -> "CompileOutcome":
         """A compile that produced no kernel: the error is the verdict, there are no numbers."""
         return cls(job=job, shared_bytes=None, tmem_bytes=None, registers=None, spills=None, error=error,
                    triton_version=triton_version, ptxas_version=ptxas_version, seconds=seconds,
-                   error_kind=kind, error_file=file, error_line=line)
+                   error_kind=kind, error_file=file, error_line=line, undefined_name=undefined_name)
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,18 @@ holding only:
 - the kernel's ``def`` with ``@triton.jit`` (autotune / heuristics / foreign decorators dropped;
   ``@triton.jit`` added when the kernel was wrapped by a call such as ``triton.jit(fn)``),
 - the ``@triton.jit`` helpers it reaches, transitively, in the same module or in modules of the
-  repository imported by name (``from .helpers import f``, ``import pkg.helpers as h; h.f``),
-- the module-level constants they read when the right-hand side is static (literals, arithmetic
-  on other constants, ``tl.constexpr(...)``),
-- the Triton imports those definitions name.
+  repository, bound as Python's import would bind them: by name (``from .helpers import f``,
+  ``import pkg.helpers as h; h.f``) and by star imports (``from .utils import *``: the module's
+  ``__all__``, else its public names, through package ``__init__`` re-exports; ``star_imports``),
+- the module-level constants they read: as written when the right-hand side is static (literals,
+  arithmetic on other constants, ``tl.constexpr(...)``), as their value when it is built by calls
+  the static evaluator knows (``tl.constexpr(math.log2(math.e))``; ``bundle_constants``),
+- the Triton (and ``math``) imports those definitions name.
+
+Every global the kernel's code reads that cannot be provided so (computed at import time, from a
+package outside the repository, undefined) is recorded in ``KernelBundle.unprovided`` with the
+user's file and line: a compile that then fails with a NameError for it failed in our loading,
+and the check stage reports the kernel as not loadable instead of judging its configs.
 
 Names are resolved with LibCST's ``ScopeProvider``: what a def reads from the global scope, and
 the qualified name of each decorator (which one is ``triton.jit``), through the scope's own
@@ -21,8 +29,6 @@ executes user code.
 """
 
 from __future__ import annotations
-
-import re
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +42,23 @@ from libcst.metadata import (
 )
 
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
+from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.check.loader_syntax import (
+    Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
+    imports_triton, is_static, reads_constexpr,
+)
+from autotune_rewrite.check.resources import triton_has_module
+from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
+from autotune_rewrite.evaluate import Known
 from autotune_rewrite.module_resolver import ModuleResolver
-from autotune_rewrite.triton_names import REEXPORTED_MODULES, is_jit, is_triton_module
+from autotune_rewrite.triton_names import CONSTEXPR_FUNCTION, REEXPORTED_MODULES, is_jit, is_triton_module
 
 _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a kernel we can cut out
-_STATIC_CALLS = {"constexpr", "int", "float", "bool", "min", "max", "abs", "cdiv", "next_power_of_2"}
+# Modules besides Triton the bundle may import: importing them runs no user code and reads
+# nothing outside (a kernel may call ``math.log2`` on constexprs; Triton calls it at compile time).
+# A built-in module, so a repo file of the same name cannot shadow it.
+_SAFE_MODULES = frozenset({"math"})
 
 
 @dataclass
@@ -53,6 +70,9 @@ class _Module:
     statements: dict[int, cst.CSTNode]  # id(target Name) -> its module-level Assign/AnnAssign
     global_refs: dict[int, str]  # id(Name node) -> global name it reads
     text: str = ""  # the file as read (to map compile errors back to its lines)
+    # id(Name node) -> name, for reads no statement of the module binds: a star import's, a
+    # builtin's Triton does not know, or a typo (LibCST's scopes do not follow ``import *``)
+    unbound_refs: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,6 +86,9 @@ class _Emit:
     done: set[tuple[str, str]] = field(default_factory=set)
     namespace_attrs: set[tuple[str, str]] = field(default_factory=set)  # (alias, attr) emitted
     functions: list[tuple[str, str, int]] = field(default_factory=list)  # (name, module, def line)
+    provided: dict[tuple[str, str], bool] = field(default_factory=dict)  # (module, name) -> emitted
+    # bundle name -> (module, line) of each global read that could not be provided, first cause first
+    unprovided: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
 
 class _Loader:
@@ -75,6 +98,7 @@ class _Loader:
         self.out = _Emit()
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
         self.resolver = ModuleResolver(self.root)
+        self.constants = ConstantValues(self.root, self.resolver)
 
     # ----------------------------------------------------------------- modules
     def module(self, path: Path) -> _Module:
@@ -92,8 +116,10 @@ class _Loader:
         scopes = wrapper.resolve(ScopeProvider)
         gscope = scopes[tree]
         refs = {id(ref.node): a.name for a in gscope.assignments for ref in a.references}
+        unbound = {id(access.node): access.node.value for scope in {id(s): s for s in scopes.values() if s}.values()
+                   for access in scope.accesses if not access.referents and isinstance(access.node, cst.Name)}
         mod = _Module(path=path, rel=self._rel(path), module=tree, global_scope=gscope,
-                      statements=_assignments(tree.body), global_refs=refs, text=text)
+                      statements=assignments(tree.body), global_refs=refs, text=text, unbound_refs=unbound)
         self.modules[path] = mod
         return mod
 
@@ -109,26 +135,70 @@ class _Loader:
         return self.root / hit if hit is not None else None
 
     # --------------------------------------------------------------- resolving
-    def name(self, mod: _Module, name: str, as_name: str | None = None) -> None:
-        """Make ``name`` of ``mod`` available in the bundle under ``as_name`` (default: same)."""
+    def name(self, mod: _Module, name: str, as_name: str | None = None) -> bool:
+        """Make ``name`` of ``mod`` available in the bundle under ``as_name`` (default: same).
+        False when it cannot be (recorded in ``unprovided`` with the user's file and line)."""
         as_name = as_name or name
         key = (mod.rel, name)
         if key in self.out.done:
-            self._alias(mod, name, as_name)
-            return
-        self.out.done.add(key)
-        assignments = [a for a in mod.global_scope.assignments[name]] if name in mod.global_scope else []
-        if not assignments:
-            return  # a builtin (min, range) or undefined: Triton's own error will say which
-        # The last definition in source order wins, as it would when the module runs.
-        assignment = max(assignments, key=lambda a: _order(a))
-        if isinstance(assignment, ImportAssignment):
-            self._import(mod, assignment, name)
-        elif isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
-            self._function(mod, assignment.node, jit_required=True)
-        elif isinstance(assignment, Assignment):
-            self._constant(mod, assignment, name)
+            provided = self.out.provided.get(key, True)  # absent: still being followed (a cycle)
+        else:
+            self.out.done.add(key)
+            provided = self.out.provided[key] = self._provide(mod, name)
+        if not provided:
+            self.out.unprovided.setdefault(as_name, (mod.rel, binding_line(mod.text, name)))
+            return False
         self._alias(mod, name, as_name)
+        return True
+
+    def _provide(self, mod: _Module, name: str) -> bool:
+        found = [a for a in mod.global_scope.assignments[name]] if name in mod.global_scope else []
+        if not found:
+            return self._star(mod, name)
+        # The last definition in source order wins, as it would when the module runs; but a Triton
+        # import wins over a fallback for when Triton is missing (``except ImportError: triton =
+        # MagicMock()``): the compile runs where Triton is installed, so that branch never runs.
+        of_triton = [a for a in found if isinstance(a, ImportAssignment) and imports_triton(a.node, name)]
+        assignment = max(of_triton or found, key=lambda a: _order(a))
+        if isinstance(assignment, ImportAssignment):
+            return self._import(mod, assignment, name)
+        if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
+            return self._function(mod, assignment.node, jit_required=True)
+        if isinstance(assignment, Assignment):
+            return self._constant(mod, assignment, name)
+        return False  # a class, a ``global`` statement, ...
+
+    def _star(self, mod: _Module, name: str) -> bool:
+        """``name`` bound by one of ``mod``'s ``from M import *`` (the last that binds it wins)."""
+        for star in reversed(star_imports(mod.module.body)):
+            if star.level == 0 and is_triton_module(star.source):
+                if triton_exports(star.source, name):
+                    self._add_import(f"from {star.source} import {name}")
+                    return True
+                continue
+            source = self.find_module(mod.path, star.source, star.level)
+            if source is None or not self._exports(self.module(source), name):
+                continue
+            key = (self._rel(source), name)
+            if key in self.out.done and key not in self.out.provided:
+                continue  # being followed already: star imports in a cycle, another one binds it
+            return self.name(self.module(source), name)
+        return False  # a builtin Triton does not know, or from a package outside the repo
+
+    def _exports(self, mod: _Module, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``from <mod> import *`` binds ``name``: its ``__all__``, else its public names,
+        including those its own star imports bind (cycles end: a module is asked once)."""
+        declared = declared_all(mod.module.body)
+        bound = name in mod.global_scope and bool(mod.global_scope.assignments[name])
+        if declared is not None or bound or name.startswith("_"):
+            return exported(name, declared, bound)
+        for star in star_imports(mod.module.body):
+            source = self.find_module(mod.path, star.source, star.level)
+            if source is not None and mod.rel not in seen and self._exports(self.module(source), name, seen | {mod.rel}):
+                return True
+            if source is None and star.level == 0 and is_triton_module(star.source) and triton_exports(star.source, name):
+                return True
+        return False
 
     def _alias(self, mod: _Module, name: str, as_name: str) -> None:
         if as_name != name and self.out.owners.get(as_name) != (mod.rel, name):
@@ -144,38 +214,43 @@ class _Loader:
             )
         self.out.owners[emitted] = owner
 
-    def _import(self, mod: _Module, assignment: ImportAssignment, name: str) -> None:
+    def _import(self, mod: _Module, assignment: ImportAssignment, name: str) -> bool:
         node = assignment.node
         aliases = () if isinstance(node.names, cst.ImportStar) else node.names
         for alias in aliases:
-            if _bound_name(alias, isinstance(node, cst.Import)) != name:
+            if bound_name(alias, isinstance(node, cst.Import)) != name:
                 continue
-            imported = _dotted(alias.name)
+            imported = dotted(alias.name)
             if isinstance(node, cst.Import):
-                if is_triton_module(imported):
+                if is_triton_module(imported) or imported in _SAFE_MODULES:
+                    if not _importable(imported):
+                        return False  # a Triton fork's module (TLX): this Triton cannot compile it
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
-                    return
+                    return True
                 target = self.find_module(mod.path, imported, 0)
                 if target is not None and (alias.asname or "." not in imported):
                     self._namespace(mod, name, target)
-                    return
+                    return True
             else:
-                source = _dotted(node.module) if node.module else ""
+                source = dotted(node.module) if node.module else ""
                 level = len(node.relative)
-                if level == 0 and is_triton_module(source):
+                if level == 0 and (is_triton_module(source) or source in _SAFE_MODULES):
+                    if not _importable(source):
+                        return False
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
-                    return
+                    return True
                 sub = self.find_module(mod.path, f"{source}.{imported}" if source else imported, level)
                 if sub is not None:  # ``from pkg import helpers``: a module object
                     self._namespace(mod, name, sub)
-                    return
+                    return True
                 package = self.find_module(mod.path, source, level)
                 if package is not None:
-                    self.name(self.module(package), imported, name)
-                    return
+                    return self.name(self.module(package), imported, name)
             if name in REEXPORTED_MODULES:
                 self._add_import(REEXPORTED_MODULES[name])
-            return  # a package outside the repo (torch, the engine): never imported
+                return True
+            return False  # a package outside the repo (torch, the engine): never imported
+        return False
 
     def _namespace(self, mod: _Module, alias: str, target: Path) -> None:
         """``alias`` names a repo module; kernels reach its helpers as ``alias.helper``."""
@@ -186,7 +261,7 @@ class _Loader:
         self._add_import("import types as _ar_types")
 
     def _add_import(self, line: str) -> None:
-        bound, target = _import_binding(line)
+        bound, target = import_binding(line)
         prev = self.out.import_targets.get(bound)
         if prev == target:
             return  # ``import triton.language as tl`` and ``from triton import language as tl``
@@ -195,47 +270,66 @@ class _Loader:
         self.out.import_targets[bound] = target
         self.out.imports.append(line)
 
-    def _constant(self, mod: _Module, assignment: Assignment, name: str) -> None:
+    def _constant(self, mod: _Module, assignment: Assignment, name: str) -> bool:
         stmt = _statement(mod, assignment.node)
-        if stmt is None:
-            return
         value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
-        if value is None or not _is_static(value):
-            return  # computed at import time (env vars, torch queries): Triton will name it if used
-        self._follow(mod, value)
+        if value is None:
+            return False  # ``for x in ...``, ``with ... as x``, a tuple target: not a constant
+        if is_static(value):
+            if self._follow(mod, value):
+                return False  # it reads a global we cannot provide: executing it would fail
+            code = mod.module.code_for_node(stmt).strip()
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) != 1:
+                code = f"{name} = {mod.module.code_for_node(value)}"
+        else:
+            # Built by a call (``tl.constexpr(math.log2(math.e))``): its value, when the static
+            # evaluator knows every call in it; else computed at import time (env vars, torch).
+            known = self.constants.value(mod.rel, name)
+            text = literal(known.value) if isinstance(known, Known) else None
+            if text is None:
+                return False
+            if reads_constexpr(value):  # Triton reads only constexpr globals in a kernel
+                self._add_import("import triton as _ar_triton")
+                text = f"_ar_triton.language.constexpr({text})"
+            code = f"{name} = {text}"
         self._claim(name, (mod.rel, name))
-        code = mod.module.code_for_node(stmt).strip()
-        if isinstance(stmt, cst.Assign) and len(stmt.targets) != 1:
-            code = f"{name} = {mod.module.code_for_node(value)}"
         self.out.defs.append(code)
+        return True
 
-    def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> None:
-        kept = [_compile_relevant(d) for d in node.decorators if is_jit(q.name for q in _qualnames(mod, d.decorator))]
+    def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> bool:
+        kept = [compile_relevant(d) for d in node.decorators if _compile_time(mod, d.decorator)]
         if not kept and jit_required:
-            return  # a plain Python helper: not callable from a kernel, so not needed
+            # A plain Python function: Triton reads it only as a module attribute (an engine's
+            # ``@core.extern`` op), which needs the module run; the kernel is not loadable if it does.
+            return False
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])
         if not kept:
             self._add_import("import triton as _ar_triton")
         self._follow(mod, new)
         self._claim(node.name.value, (mod.rel, node.name.value))
         self.out.defs.append(mod.module.code_for_node(new).strip("\n"))
-        line = _def_line(mod.text, node.name.value)
+        line = def_line(mod.text, node.name.value)
         if line is not None:
             self.out.functions.append((node.name.value, mod.rel, line))
+        return True
 
-    def _follow(self, mod: _Module, node: cst.CSTNode) -> None:
-        """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases)."""
-        collector = _Reads(mod.global_refs)
+    def _follow(self, mod: _Module, node: cst.CSTNode) -> list[str]:
+        """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases);
+        the names that could not be provided."""
+        collector = Reads(mod.global_refs, mod.unbound_refs)
         node.visit(collector)
-        for name in collector.names:
-            self.name(mod, name)
+        missing = [name for name in collector.names if not self.name(mod, name)]
         for base, attr in collector.attributes:
             target = self.namespace_source.get(base)
             if target is None or (base, attr) in self.out.namespace_attrs:
                 continue
             self.out.namespace_attrs.add((base, attr))
-            self.name(self.module(target), attr)
-            self.out.defs.append(f"{base}.{attr} = {attr}")
+            if self.name(self.module(target), attr):
+                self.out.defs.append(f"{base}.{attr} = {attr}")
+            else:  # the kernel reads ``base.attr``: an AttributeError names it so (``undefined_name``)
+                self.out.unprovided.setdefault(f"{base}.{attr}", self.out.unprovided[attr])
+                missing.append(f"{base}.{attr}")
+        return missing
 
     # ------------------------------------------------------------------- entry
     def bundle(self, path: Path, kernel: str) -> KernelBundle:
@@ -253,50 +347,18 @@ class _Loader:
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
-                            functions=tuple(self.out.functions))
+                            functions=tuple(self.out.functions),
+                            unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()))
 
 
-def _def_line(text: str, name: str) -> int | None:
-    """Line of the last module-level ``def name(`` (the one that wins when the module runs)."""
-    found = list(re.finditer(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}[ \t]*\(", text, re.MULTILINE))
-    return text.count("\n", 0, found[-1].start()) + 1 if found else None
+def _compile_time(mod: _Module, decorator: cst.BaseExpression) -> bool:
+    """``@triton.jit`` (any spelling, with arguments) or ``@triton.constexpr_function``."""
+    names = {q.name for q in _qualnames(mod, decorator)}
+    return is_jit(names) or bool(names & CONSTEXPR_FUNCTION)
 
 
-# @triton.jit arguments that only matter at launch or for printing; they usually name host-side
-# Python functions (a FLOP counter for the profiler) that the bundle does not carry.
-_LAUNCH_ONLY_ARGS = {"launch_metadata", "repr"}
-
-
-def _compile_relevant(decorator: cst.Decorator) -> cst.Decorator:
-    call = decorator.decorator
-    if not isinstance(call, cst.Call):
-        return decorator
-    args = [a for a in call.args if not (a.keyword and a.keyword.value in _LAUNCH_ONLY_ARGS)]
-    if len(args) == len(call.args):
-        return decorator
-    if args:  # the last argument must not keep a dangling comma from a dropped one
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return decorator.with_changes(decorator=call.with_changes(args=args))
-
-
-class _Reads(cst.CSTVisitor):
-    """Global names read inside a node, and ``base.attr`` pairs on them."""
-
-    def __init__(self, global_refs: dict[int, str]):
-        self.global_refs = global_refs
-        self.names: list[str] = []
-        self.attributes: list[tuple[str, str]] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        name = self.global_refs.get(id(node))
-        if name is not None and name not in self.names:
-            self.names.append(name)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and id(node.value) in self.global_refs:
-            pair = (node.value.value, node.attr.value)
-            if pair not in self.attributes:
-                self.attributes.append(pair)
+def _importable(module: str) -> bool:
+    return not is_triton_module(module) or triton_has_module(module)
 
 
 def _order(assignment) -> int:
@@ -306,88 +368,13 @@ def _order(assignment) -> int:
 
 def _qualnames(mod: _Module, expr: cst.BaseExpression):
     target = expr.func if isinstance(expr, cst.Call) else expr
-    dotted = _dotted(target)
-    return mod.global_scope.get_qualified_names_for(dotted) if dotted else set()
-
-
-def _assignments(body) -> dict[int, cst.CSTNode]:
-    """Module-level ``x = ...`` / ``x: T = ...`` statements by their target Name, looking into
-    module-level if/try/with blocks (``if HAS_TRITON:``) as Python's global scope does."""
-    out: dict[int, cst.CSTNode] = {}
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        if isinstance(target.target, cst.Name):
-                            out[id(target.target)] = small
-                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    out[id(small.target)] = small
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
-            blocks = [stmt.body]
-            if isinstance(stmt, cst.If) and stmt.orelse is not None:
-                blocks.append(stmt.orelse if isinstance(stmt.orelse, cst.Else) else cst.IndentedBlock([stmt.orelse]))
-            if isinstance(stmt, cst.Try):
-                blocks += [h.body for h in stmt.handlers] + [b.body for b in (stmt.orelse, stmt.finalbody) if b]
-            for block in blocks:
-                inner = block.body if hasattr(block, "body") else block
-                out.update(_assignments(inner.body if isinstance(inner, cst.IndentedBlock) else inner))
-    return out
-
-
-def _import_binding(line: str) -> tuple[str, str]:
-    """(bound name, dotted target) of an import line this module emits."""
-    words = line.split()
-    if words[0] == "import":
-        target = words[1]
-        bound = words[3] if len(words) > 3 else target.split(".")[0]
-        return bound, (target if len(words) > 3 else bound)
-    target = f"{words[1]}.{words[3]}"  # from <module> import <name> [as <bound>]
-    return (words[5] if len(words) > 5 else words[3]), target
-
-
-def _bound_name(alias: cst.ImportAlias, plain_import: bool) -> str:
-    if alias.asname is not None:
-        return alias.asname.name.value
-    dotted = _dotted(alias.name)
-    return dotted.split(".")[0] if plain_import else dotted
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
+    name = dotted(target)
+    return mod.global_scope.get_qualified_names_for(name) if name else set()
 
 
 def _statement(mod: _Module, node: cst.CSTNode):
     """The module-level Assign/AnnAssign whose whole target is this Name, if any."""
     return mod.statements.get(id(node))
-
-
-def _is_static(expr: cst.BaseExpression) -> bool:
-    """True when evaluating ``expr`` needs nothing but literals and other module constants."""
-    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(expr, cst.Name):
-        return True  # another constant (followed) or True/False/None
-    if isinstance(expr, cst.Attribute):
-        return isinstance(expr.value, cst.Name)  # tl.float16, tl.constexpr: module attributes
-    if isinstance(expr, cst.UnaryOperation):
-        return _is_static(expr.expression)
-    if isinstance(expr, cst.BinaryOperation):
-        return _is_static(expr.left) and _is_static(expr.right)
-    if isinstance(expr, cst.BooleanOperation):
-        return _is_static(expr.left) and _is_static(expr.right)
-    if isinstance(expr, cst.Comparison):
-        return _is_static(expr.left) and all(_is_static(c.comparator) for c in expr.comparisons)
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _is_static(e.value) for e in expr.elements)
-    if isinstance(expr, cst.Call):
-        callee = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
-        return callee in _STATIC_CALLS and all(_is_static(a.value) for a in expr.args)
-    return False
 
 
 def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None = None) -> KernelBundle:

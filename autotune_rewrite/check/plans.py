@@ -24,6 +24,7 @@ from autotune_rewrite.check.evidence import (
     KernelBundle,
     KernelReport,
     LaunchSpec,
+    skipped_report,
 )
 from autotune_rewrite.check.findings import Assumed, Note, Spills, Suspicion, UnknownInts
 from autotune_rewrite.check.kernel_facts import facts_of
@@ -165,9 +166,13 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
     """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
     it = iter(outcomes)
     verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
-    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
+    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error or not-loadable report
     suspect: dict[int, tuple[Suspicion, ...]] = {}  # plan index -> why its spec is probably wrong
     for i, plan in enumerate(plans):
+        unloadable = not_loadable(plan, verdicts[i])
+        if unloadable is not None:
+            failed[i] = unloadable
+            continue
         try:
             unstated = launch_spec.unknown_ints(plan.site, plan.spec) + tuple(a.parameter for a in plan.spec.assumptions)
             found = spec_sanity.suspicions(verdicts[i], facts_of(plan.bundle), unstated)
@@ -204,6 +209,21 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
         except Exception as exc:  # noqa: BLE001
             reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
     return reports
+
+
+def not_loadable(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
+    """The kernel's report when some compile failed on a global the loader could not provide
+    (a NameError for it): our loading failed, not the kernel, so nothing is judged."""
+    hit: dict[str, str] = {}
+    for v in verdicts:
+        record = plan.bundle.unprovided_global(v.outcome.undefined_name)
+        if record is not None:
+            name, path, line = record
+            hit.setdefault(name, f"{path}:{line}" if line else path)
+    if not hit:
+        return None
+    return skipped_report(plan.site, Reason.KERNEL_NOT_ISOLATED, spec=plan.spec, missing=tuple(hit),
+                          places=tuple(hit.values()))
 
 
 def report_of(plan: Plan, verdicts, wanted, probed, i: int, run: CompileRun, model: bool) -> KernelReport:

@@ -29,6 +29,15 @@ def triton_dir() -> Path:
     return Path(spec.origin).parent
 
 
+@functools.lru_cache(maxsize=None)
+def triton_has_module(dotted: str) -> bool:
+    """Whether the installed Triton has the module ``dotted`` (``triton.language.extra.tlx`` is
+    a fork's), read off the package's files without importing it."""
+    base = triton_dir().joinpath(*dotted.split(".")[1:])
+    return (base.is_dir() or base.with_name(base.name + ".py").is_file()
+            or any(base.parent.glob(base.name + ".*.so")))
+
+
 @functools.lru_cache(maxsize=1)
 def triton_version() -> str:
     """``triton.__version__`` read from the package's __init__.py (no import)."""

@@ -62,6 +62,10 @@ def _next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
+_MATH = ("log2", "log", "log10", "log1p", "sqrt", "isqrt", "ceil", "floor", "trunc", "exp", "exp2", "expm1",
+         "gcd", "lcm", "pow", "fabs", "copysign", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+         "sinh", "cosh", "tanh", "erf", "erfc", "isfinite", "isinf", "isnan")
+
 _CALLS: dict[str, Handler] = {
     "builtins.list": _collection(list), "builtins.tuple": _collection(tuple), "builtins.set": _collection(set),
     "builtins.reversed": _collection(lambda x: list(reversed(x))),
@@ -71,15 +75,19 @@ _CALLS: dict[str, Handler] = {
     "builtins.sorted": lambda args, kwargs, apply: sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False))),
     "builtins.dict": _plain(dict),
     **{f"builtins.{n}": _plain(f) for n, f in (("len", len), ("min", min), ("max", max), ("int", int), ("str", str),
-                                               ("bool", bool), ("float", float), ("abs", abs))},
+                                               ("bool", bool), ("float", float), ("abs", abs),
+                                               ("round", round))},
     "itertools.product": _product,
-    **{f"math.{n}": _plain(getattr(math, n)) for n in ("log2", "log", "sqrt", "ceil", "floor", "exp", "gcd")},
+    # math's pure functions of numbers (module globals such as ``RCP_LN2 = 1.0 / math.log(2)``);
+    # none can grow without bound (``factorial`` and integer ``pow`` are left out for that).
+    **{f"math.{n}": _plain(getattr(math, n)) for n in _MATH if hasattr(math, n)},
     # ``tl.constexpr(v)`` at module level or in a default is the value ``v`` to every reader here.
     **{fq: (lambda args, kwargs, apply: args[0] if len(args) == 1 and not kwargs else _bad()) for fq in CONSTEXPR},
     **{fq: _plain(lambda a, b: (a + b - 1) // b) for fq in CDIV},
     **{fq: _plain(_next_power_of_2) for fq in NEXT_POWER_OF_2},
 }
-_VALUES: dict[str, Any] = {"math.pi": math.pi, "math.e": math.e, "math.inf": math.inf}
+_VALUES: dict[str, Any] = {"math.pi": math.pi, "math.e": math.e, "math.inf": math.inf, "math.tau": math.tau,
+                           "math.nan": math.nan}
 
 
 def _bad():

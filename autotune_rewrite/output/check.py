@@ -11,7 +11,7 @@ JSON (``schema_version`` 1; keys are only ever added)::
      "kernels": [{"path", "kernel", "kernel_path", "line", "spec", "spec_source", "types",
                   "spec_constexprs", "int_values", "assumed", "do_not_specialize", "skipped",
                   "status", "assumptions": [{"parameter", "value", "source"}],
-                  "problem": {"reason", "detail", "missing", "traceback_file"} | null, "message",
+                  "problem": {"reason", "detail", "missing", "traceback_file", "places"} | null, "message",
                   "suspicions": [{"kind", ...}] (spec_suspect: why the spec is probably wrong),
                   "configs": [verdict, see output/outcomes.py verdict_json],
                   "smem_model": {"text", "coefficients", "max_residual", "points"} | null,

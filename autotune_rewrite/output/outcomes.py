@@ -57,7 +57,7 @@ def outcome_json(report: KernelReport) -> dict:
         "assumptions": [{"parameter": a.parameter, "value": a.value, "source": a.source} for a in report.assumptions],
         "problem": None if p is None else {
             "reason": p.reason.value, "detail": explain.suspicions(report.suspicions) or p.detail,
-            "missing": list(p.missing), "traceback_file": p.traceback_file,
+            "missing": list(p.missing), "traceback_file": p.traceback_file, "places": list(p.places),
         },
         "suspicions": [to_jsonable(s) for s in report.suspicions],
         "message": problem_text(report),
@@ -107,8 +107,12 @@ def _problem(p: Problem) -> str:
         return f"configs not statically known: {p.detail or 'unresolved'}"
     if p.reason is Reason.CONFIGS_EMPTY:
         return "the autotune config list is empty"
+    if p.reason is Reason.KERNEL_NOT_ISOLATED and p.missing:
+        names = ", ".join(f"global {n} ({where})" if where else f"global {n}"
+                          for n, where in zip(p.missing, p.places or ("",) * len(p.missing)))
+        return f"kernel not loadable: {names} could not be provided"
     if p.reason is Reason.KERNEL_NOT_ISOLATED:
-        return f"cannot isolate the kernel: {p.detail}"
+        return f"kernel not loadable: {p.detail}"
     if p.reason is Reason.NO_SPEC:
         return "no launch spec: give its parameter types in the settings"
     if p.reason is Reason.MISSING_SPEC_VALUES:
