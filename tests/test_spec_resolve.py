@@ -129,27 +129,25 @@ def test_unknown_parameter_in_settings_is_named():
         launch_spec.resolve_specs(site, entries)
 
 
-def test_missing_values_give_a_stanza_that_parses():
+def test_missing_values_give_an_assume_table_that_parses_and_guesses_nothing():
     source = (
         "import triton.language as tl\n"
         "def kern(Q, Out, n, stride, SCALE: tl.constexpr, BLOCK: tl.constexpr):\n"
         "    q_ptrs = Q + tl.arange(0, BLOCK) * stride\n"
-        "    tl.store(Out + tl.arange(0, BLOCK), tl.load(q_ptrs))\n"
+        "    tl.store(Out + tl.arange(0, BLOCK), tl.load(q_ptrs) * SCALE)\n"
     )
     site = make_site([("Q", None, None), ("Out", None, None), ("n", None, None), ("stride", None, None),
                       ("SCALE", "tl.constexpr", None), ("BLOCK", "tl.constexpr", None)],
                      configs=[ConfigValue({"BLOCK": 64})])
-    res = launch_spec.resolve_specs(site, kernel_source=source)
+    res = launch_spec.resolve_specs(site, kernel_source=source, exact=True)
+    # --exact: nothing says what Q, Out, n and stride are, nor SCALE's value.
     assert not res.ok and res.missing == (("default", ("Q", "Out", "n", "stride", "SCALE")),)
-    rest = res.stanza  # the one-line message around it is output's (test_check_cli)
-    parsed = tomllib.loads(rest)["tool"]["autotune-rewrite"]["kernels"][0]
-    assert parsed["kernel"] == "pkg/k.py::kern"
-    assert parsed["types"] == {"Q": "*bf16", "Out": "*bf16", "n": "i32", "stride": "i32"}
-    assert parsed["constexprs"] == {"SCALE": 16}
-    assert "# GUESSED, edit before use: Q, Out, n, stride, SCALE" in rest
-    # Pasted back, the stanza resolves.
-    again = launch_spec.resolve_specs(site, _entries(tomllib.loads(rest)["tool"]["autotune-rewrite"]))
-    assert again.ok
+    assert tomllib.loads(res.stanza) == {"tool": {"autotune-rewrite": {"assume": {}}}}
+    assert [ln.split("=")[0] for ln in res.stanza.splitlines()[1:]] == ["# Q ", "# Out ", "# n ", "# stride ",
+                                                                       "# SCALE "]
+    # Filled in, it resolves.
+    again = launch_spec.resolve_specs(site, kernel_source=source, assume={"SCALE": (2,)}, assume_dtype="fp16")
+    assert again.ok and dict(again.specs[0].constexprs)["SCALE"] == 2
 
 
 def test_assume_dtype_fills_only_pointers_and_marks_them():
@@ -167,7 +165,8 @@ def test_assume_dtype_fills_only_pointers_and_marks_them():
     (spec,) = res.specs
     assert spec.assumed == ("Q", "KV", "out_ptr")
     assert [t for _, t in spec.types][:3] == ["*bf16"] * 3
-    assert res.missing == (("default", ("n",)),)  # an int is never assumed
+    assert res.ok and spec.divisible == ("n",)  # an int of unknown value: divisible by 16, listed
+    assert [a.parameter for a in spec.assumptions] == ["Q", "KV", "out_ptr", "n"]
     with pytest.raises(UserError, match="not a Triton dtype"):
         launch_spec.resolve_specs(site, assume_dtype="bf17", kernel_source=source)
 

@@ -162,12 +162,19 @@ def checked(repo, cache) -> tuple[int, dict]:
     return proc.returncode, {(k["kernel"], k["spec"]): k for k in json.loads(proc.stdout)["kernels"]}
 
 
+@pytest.fixture(scope="module")
+def checked_exact(repo, cache) -> tuple[int, dict]:
+    """``--exact``: ints without a value compile as generic ones (no divisibility): the thin spec."""
+    proc = cli("check", ".", "--format", "json", "--exact", cwd=repo, cache=cache)
+    return proc.returncode, {(k["kernel"], k["spec"]): k for k in json.loads(proc.stdout)["kernels"]}
+
+
 def _line(text: str, needle: str) -> int:
     return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
 
 
-def test_flat_smem_across_stages_in_a_pipelined_loop(checked):
-    _, kernels = checked
+def test_flat_smem_across_stages_in_a_pipelined_loop(checked_exact):
+    _, kernels = checked_exact
     mm = kernels[("mm_kernel", "default")]
     assert mm["status"] == "spec_suspect"
     assert mm["problem"]["reason"] == "spec_probably_wrong"
@@ -182,6 +189,17 @@ def test_flat_smem_across_stages_in_a_pipelined_loop(checked):
                                     "at every num_stages (2, 3, 4)")
     assert f"the loop at kern.py:{loop}" in mm["message"]
     assert mm["message"].endswith("state K, stride_a, stride_b, stride_c (values = { ... }, types = { ... })")
+
+
+def test_the_divisibility_assumption_gives_the_thin_spec_its_pipelined_smem(checked):
+    """Without --exact the same thin spec's ints are assumed divisible by 16 (listed): the loop
+    pipelines, SMEM grows with the stages, and the kernel is judged with assumptions."""
+    _, kernels = checked
+    mm = kernels[("mm_kernel", "default")]
+    assert mm["status"] in ("assumed", "no_launchable") and mm["suspicions"] == []
+    smem = [c["shared_bytes"] for c in mm["configs"]]
+    assert smem[0] < smem[1] < smem[2]
+    assert {"K", "stride_a"} <= {a["parameter"] for a in mm["assumptions"]}
 
 
 def test_a_good_spec_whose_smem_grows_with_stages_is_judged(checked):
@@ -204,7 +222,7 @@ def test_no_smem_although_the_kernel_always_runs_a_dot(checked):
     # The same kernel with a trip count: SMEM, judged; a kernel with no dot and 0 B: judged.
     assert kernels[("tiles_kernel", "K_TILES=2")]["status"] == "judged"
     copy = kernels[("copy_kernel", "default")]
-    assert copy["status"] == "judged" and [c["shared_bytes"] for c in copy["configs"]] == [0, 0]
+    assert copy["status"] in ("judged", "assumed") and [c["shared_bytes"] for c in copy["configs"]] == [0, 0]
 
 
 def test_every_config_rejected_and_static_assert_every_config(checked):
@@ -223,23 +241,23 @@ def test_every_config_rejected_and_static_assert_every_config(checked):
     assert "HEAD_DIM must be a multiple of 16" in asserted["problem"]["detail"]
 
 
-def test_the_gate_ignores_a_suspect_kernels_refusals_and_strict_counts_it(repo, cache, checked):
-    rc, kernels = checked
+def test_the_gate_ignores_a_suspect_kernels_refusals_and_strict_counts_it(repo, cache, checked_exact):
+    rc, kernels = checked_exact
     # mm_kernel's BIG configs are over the opt-in limit and head/assert_kernel compile nothing:
     # judged, they would fail the gate; suspect, they are not "cannot launch".
     assert rc == 0
     assert [c["launchable"] for c in kernels[("mm_kernel", "default")]["configs"]][3:] == [False, False]
-    table = cli("check", ".", cwd=repo, cache=cache)
+    table = cli("check", ".", "--exact", cwd=repo, cache=cache)
     assert table.returncode == 0
     assert "judged 4 of 8 kernels" in table.stderr and "warning: spec_suspect kern.py::mm_kernel: " in table.stderr
     assert ": 0 cannot launch;" in table.stderr and "cannot launch: shared memory" not in table.stderr
-    strict = cli("check", ".", "--strict", cwd=repo, cache=cache)
+    strict = cli("check", ".", "--exact", "--strict", cwd=repo, cache=cache)
     assert strict.returncode == 1
 
 
 def test_diff_does_not_prune_a_suspect_kernel(repo, cache):
     before = state(repo)
-    proc = cli("diff", "--variant", "prune", "--check", "--format", "json", ".", cwd=repo, cache=cache)
+    proc = cli("diff", "--variant", "prune", "--check", "--format", "json", "--exact", ".", cwd=repo, cache=cache)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["diff"] == "" and data["changed_files"] == []

@@ -174,7 +174,8 @@ def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str], heuristi
     order = [p.name for p in site.params]
     return LaunchSpec(
         name=draft.name,
-        types=tuple((n, params[n].type if n in params else "?") for n in order),
+        types=tuple((p.name, params[p.name].type if p.name in params else "constexpr" if p.is_constexpr else "?")
+                    for p in site.params),
         constexprs=tuple((n, params[n].value) for n in order
                          if n in params and params[n].type == "constexpr" and params[n].has_value),
         int_values=tuple((n, params[n].value) for n in order
