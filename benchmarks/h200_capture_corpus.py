@@ -202,7 +202,8 @@ def prove(tarball: Path, test: str, out: Path, work: Path) -> dict:
         folded = json.loads(records.read_text())["folded"]
         report["capture"]["targets"] = folded["targets"]
         t = time.monotonic()
-        chk = _cli(["check", str(repo), "--arch", "sm_120", "--arch", "sm_90", "--format", "json", "--no-cache"],
+        _save(out, report, log)
+        chk = _cli(["check", str(repo / file), "--arch", "sm_120", "--arch", "sm_90", "--format", "json", "--no-cache"],
                    _env(work / "cache_check"), log)
         report["check"] = {"exit": chk.returncode, "seconds": round(time.monotonic() - t, 1)}
         (out / "check_sm120_sm90.json").write_text(chk.stdout)
@@ -213,16 +214,24 @@ def prove(tarball: Path, test: str, out: Path, work: Path) -> dict:
                                             "mismatches": [r for r in rows if not r["match"]][:20]}
         except json.JSONDecodeError:
             report["check"]["error"] = "no JSON on stdout (see run.log)"
+    _save(out, report, log)
     if importlib.util.find_spec("tritonparse") is not None:
-        report["tritonparse"] = _tritonparse(repo, target, settings, work, log)
         report["fixture"] = _fixture(out, work, log)
-    (out / "run.log").write_text("\n".join(log))
+        _save(out, report, log)
+        report["tritonparse"] = _tritonparse(repo, target, settings, work, log)
+    _save(out, report, log)
     return report
+
+
+def _save(out: Path, report: dict, log: list) -> None:
+    """After every step: a run stopped at its time limit still returns what it did."""
+    (out / "summary.json").write_text(json.dumps(report, indent=1) + "\n")
+    (out / "run.log").write_text("\n".join(log))
 
 
 def _tritonparse(repo: Path, target: str, settings: Path, work: Path, log: list) -> dict:
     trace = work / "trace_repo"
-    env = _env(work / "cache_trace")
+    env = _env(work / "cache_capture")  # the capture's cache: compile records of cache hits, as a rerun has
     t = time.monotonic()
     res = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--call", target, "--trace", str(trace)],
                          env=env, capture_output=True, text=True)
@@ -284,9 +293,7 @@ def main() -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     report = prove(args.tarball.resolve(), args.test, args.out.resolve(), args.work)
-    text = json.dumps(report, indent=1)
-    (args.out / "summary.json").write_text(text + "\n")
-    print(text)
+    print(json.dumps({k: v for k, v in report.items() if k != "capture"}, indent=1)[:8000])
     return 0
 
 
