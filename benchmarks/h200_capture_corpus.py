@@ -76,9 +76,10 @@ def triton_cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-def _cli(args: list[str], env: dict, log: list) -> subprocess.CompletedProcess:
+def _cli(args: list[str], env: dict, log: list, cwd: Path | None = None) -> subprocess.CompletedProcess:
     t = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], env=env, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], env=env, capture_output=True, text=True,
+                         cwd=cwd)
     log.append(f"$ autotune-rewrite {' '.join(args)}\nexit {res.returncode} ({time.monotonic() - t:.1f} s)\n"
                f"--- stdout\n{res.stdout[-6000:]}\n--- stderr\n{res.stderr[-6000:]}\n")
     return res
@@ -109,10 +110,13 @@ def unpack(tarball: Path, dest: Path) -> Path:
 
 
 def _tables(path: Path) -> list[dict]:
+    """The ``[[kernels]]`` tables (``[[tool.autotune-rewrite.kernels]]`` in a file not named
+    autotune-rewrite.toml)."""
     if not path.is_file():
         return []
     doc = tomllib.loads(path.read_text())
-    return sorted(doc.get("kernels", []), key=lambda t: (t["kernel"], t["spec"]))
+    tables = doc.get("kernels") or doc.get("tool", {}).get("autotune-rewrite", {}).get("kernels", [])
+    return sorted(tables, key=lambda t: (t["kernel"], t["spec"]))
 
 
 def _same_tables(a: list[dict], b: list[dict]) -> dict:
@@ -229,6 +233,33 @@ def _save(out: Path, report: dict, log: list) -> None:
     (out / "run.log").write_text("\n".join(log))
 
 
+def prove_pytest(tarball: Path, nodeid: str, out: Path, work: Path) -> dict:
+    """``capture -- python -m pytest NODEID`` in the unpacked repository, then check both targets."""
+    log: list[str] = []
+    repo = unpack(tarball, work / "repo_pytest")
+    settings = repo / "autotune-rewrite.toml"
+    t = time.monotonic()
+    cap = _cli(["capture", "--root", str(repo), "--", sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                "no:cacheprovider", nodeid], _env(work / "cache_pytest"), log, cwd=repo)
+    report: dict = {"tarball": tarball.name, "pytest": nodeid,
+                    "capture": {"exit": cap.returncode, "seconds": round(time.monotonic() - t, 1),
+                                "toml": settings.read_text() if settings.is_file() else None}}
+    if settings.is_file():
+        chk = _cli(["check", str(repo), "--arch", "sm_120", "--arch", "sm_90", "--format", "json", "--no-cache"],
+                   _env(work / "cache_check_pytest"), log)
+        report["check"] = {"exit": chk.returncode}
+        try:
+            report["check"]["per_kernel"] = {
+                f"{k['kernel']} [{k['spec']}]": {"status": k.get("status"), "configs": [
+                    {"arch": c["arch"], "label": c["label"], "launchable": c.get("launchable"),
+                     "compile_error": (c.get("compile_error") or "")[:200] or None} for c in k.get("configs", [])],
+                    "skipped": k.get("skipped")} for k in json.loads(chk.stdout)["kernels"]}
+        except json.JSONDecodeError:
+            report["check"]["error"] = "no JSON on stdout"
+    (out / "pytest_run.log").write_text("\n".join(log))
+    return report
+
+
 def _tritonparse(repo: Path, target: str, settings: Path, work: Path, log: list) -> dict:
     trace = work / "trace_repo"
     env = _env(work / "cache_capture")  # the capture's cache: compile records of cache hits, as a rerun has
@@ -240,6 +271,7 @@ def _tritonparse(repo: Path, target: str, settings: Path, work: Path, log: list)
     cap = _cli(["capture", "--root", str(repo), "--out", str(out_toml), "--from-tritonparse", str(trace)], env, log)
     events = sum(1 for f in trace.iterdir() for _ in f.open()) if trace.is_dir() else 0
     return {"traced_exit": res.returncode, "trace_records": events, "capture_exit": cap.returncode,
+            "toml": out_toml.read_text() if out_toml.is_file() else None,
             "seconds": round(time.monotonic() - t, 1),
             "vs_live_capture": _same_tables(_tables(settings), _tables(out_toml))}
 
@@ -273,6 +305,8 @@ def main() -> int:
     ap.add_argument("--tarball", type=Path)
     ap.add_argument("--test", help="FILE::FUNC inside the repository")
     ap.add_argument("--out", type=Path, default=Path("out"))
+    ap.add_argument("--pytest", nargs=2, metavar=("TARBALL", "NODEID"),
+                    help="also: capture around `python -m pytest NODEID` in that repository")
     ap.add_argument("--work", type=Path, default=Path("/tmp/h200_capture_corpus"))
     ap.add_argument("--call", help=argparse.SUPPRESS)
     ap.add_argument("--trace", help=argparse.SUPPRESS)
@@ -293,6 +327,10 @@ def main() -> int:
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     report = prove(args.tarball.resolve(), args.test, args.out.resolve(), args.work)
+    if args.pytest:
+        report["pytest_repo"] = prove_pytest(Path(args.pytest[0]).resolve(), args.pytest[1], args.out.resolve(),
+                                             args.work)
+        (args.out / "summary.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "capture"}, indent=1)[:8000])
     return 0
 
