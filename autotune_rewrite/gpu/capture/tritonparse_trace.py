@@ -49,6 +49,7 @@ _TORCH = {
     "torch.float8_e4m3fnuz": "fp8e4b8", "torch.float8_e5m2fnuz": "fp8e5b16",
 }
 _TL_DTYPE = re.compile(r"^triton\.language\.core\.dtype\('([^']+)'\)$")
+_INTS = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 SUFFIXES = (".ndjson", ".ndjson.gz", ".json", ".jsonl", ".gz")
 
 
@@ -165,7 +166,7 @@ def _by_name(keyed: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _arg_type(info: Mapping[str, Any], value_aligned: bool | None = None) -> str | None:
+def _arg_type(info: Mapping[str, Any]) -> str | None:
     """A launch record's argument -> its signature type, as Triton's binder would give it."""
     kind = info.get("type")
     if kind == "tensor":
@@ -179,13 +180,6 @@ def _arg_type(info: Mapping[str, Any], value_aligned: bool | None = None) -> str
     if kind == "float":
         return "fp32"
     return None
-
-
-def _aligned(info: Mapping[str, Any]) -> bool:
-    try:
-        return int(str(info.get("data_ptr")), 16) % 16 == 0
-    except ValueError:
-        return False
 
 
 def locate(file: str | None, root: Path, known: Iterable[str]) -> str | None:
@@ -239,47 +233,8 @@ def records_from_trace(events: Sequence[Mapping[str, Any]], root: Path,
                             f"outside the root {root} (pass --root to include it)"))
             continue
         triton = triton or meta.get("triton_version")
-        names = [p.name for p in site.params]
-        constants = {k: _plain(v) for k, v in _by_name(meta.get("src_constants"), names).items()}
-        attrs = _by_name(meta.get("src_attrs"), names)
-        ttir = next((v for k, v in (payload.get("file_content") or {}).items() if k.endswith(".ttir")), "")
-        types = ttir_signature(ttir, name)
         mine = launches.get(meta.get("hash"), [])
-        args = (mine[0].get("extracted_args") or {}) if mine else {}
-        signature, values, notes = {}, {}, []
-        for p in site.params:
-            if p.name in constants:
-                signature[p.name] = "constexpr"
-                continue
-            ty = types.get(p.name) or _arg_type(args.get(p.name, {}))
-            if ty is None:
-                notes.append(f"{p.name}: no type in the trace (no TTIR, no launch record)")
-                continue
-            signature[p.name] = ty
-        for p in site.params:
-            ty = signature.get(p.name)
-            if not isinstance(ty, str) or not ty[:1] in "iu" or p.name in site.do_not_specialize:
-                continue
-            if args.get(p.name, {}).get("type") == "int":
-                values[p.name] = args[p.name]["value"]
-            else:
-                div = ["tt.divisibility", 16] in (attrs.get(p.name) or [])
-                values[p.name] = 16 if div else 17
-                notes.append(f"{p.name} = {values[p.name]} stands for the runtime's specialization "
-                             f"({p.name} % 16 {'==' if div else '!='} 0, != 1): the trace has no launch records "
-                             "with its value (trace with TRITON_TRACE_LAUNCH=1)")
-        ident = {"file": file, "name": name, "qualname": name}
-        out.append({
-            "event": "compile", "kernel": ident, "autotuned": True,
-            "params": [{"name": p.name, "constexpr": p.is_constexpr, "annotation": p.annotation,
-                        "do_not_specialize": p.name in site.do_not_specialize} for p in site.params],
-            "signature": signature, "constants": constants,
-            "attrs": {k: [list(a) for a in v] for k, v in attrs.items()}, "values": values,
-            "options": {k: meta.get(k) for k in ("num_warps", "num_stages", "num_ctas")},
-            "resources": {"shared": meta.get("shared"), "hash": meta.get("hash"),
-                          "target": f"{(meta.get('target') or {}).get('backend', '?')}:{(meta.get('target') or {}).get('arch', '?')}"},
-            "notes": notes,
-        })
+        out.append(_compile_record(payload, site, file, mine))
         seen = keys_seen.setdefault((file, name), [site])
         for launch in mine:
             la = launch.get("extracted_args") or {}
@@ -296,3 +251,49 @@ def records_from_trace(events: Sequence[Mapping[str, Any]], root: Path,
     out = tuned + out
     out.append({"event": "session", "triton": triton})
     return out, left_out
+
+
+def _compile_record(payload: Mapping[str, Any], site: AutotuneSite, file: str, mine: Sequence[Mapping]) -> dict:
+    """One ``compilation`` record (and the launch records of that compile) as capture's ``compile`` record."""
+    meta = payload.get("metadata") or {}
+    name = meta.get("name")
+    names = [p.name for p in site.params]
+    constants = {k: _plain(v) for k, v in _by_name(meta.get("src_constants"), names).items()}
+    attrs = _by_name(meta.get("src_attrs"), names)
+    ttir = next((v for k, v in (payload.get("file_content") or {}).items() if k.endswith(".ttir")), "")
+    types = ttir_signature(ttir, name)
+    args = (mine[0].get("extracted_args") or {}) if mine else {}
+    signature, values, notes = {}, {}, []
+    for p in site.params:
+        if p.name in constants:
+            signature[p.name] = "constexpr"
+            continue
+        ty = types.get(p.name) or _arg_type(args.get(p.name, {}))
+        if ty is None:
+            notes.append(f"{p.name}: no type in the trace (no TTIR, no launch record)")
+            continue
+        signature[p.name] = ty
+    for p in site.params:
+        ty = signature.get(p.name)
+        if ty not in _INTS or p.name in site.do_not_specialize:  # i1 (bools) is no int: not specialized
+            continue
+        if args.get(p.name, {}).get("type") == "int":
+            values[p.name] = args[p.name]["value"]
+        else:  # a value that compiles the same specialization, said as such
+            div = ["tt.divisibility", 16] in (attrs.get(p.name) or [])
+            values[p.name] = 16 if div else 17
+            notes.append(f"{p.name} = {values[p.name]} stands for the runtime's specialization "
+                         f"({p.name} % 16 {'==' if div else '!='} 0, != 1): the trace has no launch records "
+                         "with its value (trace with TRITON_TRACE_LAUNCH=1)")
+    target = meta.get("target") or {}
+    return {
+        "event": "compile", "kernel": {"file": file, "name": name, "qualname": name}, "autotuned": True,
+        "params": [{"name": p.name, "constexpr": p.is_constexpr, "annotation": p.annotation,
+                    "do_not_specialize": p.name in site.do_not_specialize} for p in site.params],
+        "signature": signature, "constants": constants,
+        "attrs": {k: [list(a) for a in v] for k, v in attrs.items()}, "values": values,
+        "options": {k: meta.get(k) for k in ("num_warps", "num_stages", "num_ctas")},
+        "resources": {"shared": meta.get("shared"), "hash": meta.get("hash"),
+                      "target": f"{target.get('backend', '?')}:{target.get('arch', '?')}"},
+        "notes": notes,
+    }
