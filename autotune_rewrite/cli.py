@@ -308,6 +308,7 @@ def capture(
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Settings file to write or merge (default: the root's autotune-rewrite.toml, or its pyproject.toml when that holds \\[tool.autotune-rewrite])."),
     root: Optional[Path] = typer.Option(None, "--root", metavar="DIR", help="Kernel paths are relative to this folder (default: the project root of the working folder, as every command finds it)."),
     records: Optional[Path] = typer.Option(None, "--records", metavar="FILE", help="Also write every raw record and the folded result as JSON here."),
+    from_tritonparse: Optional[Path] = typer.Option(None, "--from-tritonparse", metavar="TRACE", help="Run nothing: read the specs from a tritonparse trace (.ndjson, .ndjson.gz, or its folder); traced with TRITON_TRACE_LAUNCH=1 it has the int values too."),
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Run a program with Triton's hooks installed (`capture -- python prog.py ...`) and record, for every
@@ -317,10 +318,19 @@ def capture(
     from autotune_rewrite.output import capture as capture_out
 
     try:
-        run = run_capture(list(ctx.args), root=root, out=out, records_out=records)
+        if from_tritonparse is not None:
+            from autotune_rewrite.gpu.capture.capture import capture_trace
+
+            if ctx.args:
+                raise UserError("capture: give a program after -- or --from-tritonparse TRACE, not both")
+            run = capture_trace(from_tritonparse, root=root, out=out, records_out=records)
+        else:
+            run = run_capture(list(ctx.args), root=root, out=out, records_out=records)
     except UserError as err:
         raise _fail(err)
     capture_out.print_summary(run)
+    if run.trace and not run.result.kernels and run.result.skipped:
+        raise typer.Exit(int(ExitCode.ERROR))  # e.g. every kernel outside --root: a usage error
     if run.exit_code == 0 and run.result.driver_error and not run.result.kernels:
         raise typer.Exit(int(ExitCode.ERROR))
     raise typer.Exit(run.exit_code)

@@ -17,7 +17,8 @@ def print_summary(run: CaptureRun) -> None:
         warning(f"hook error in the program: {line}")
     for line in res.skipped:
         warning(f"not written: {line}")
-    head = f"capture: program exited {run.exit_code}; {run.records} record(s)"
+    head = (f"capture: read {run.trace}" if run.trace else f"capture: program exited {run.exit_code}") \
+        + f"; {run.records} record(s)"
     if res.triton:
         head += f", Triton {res.triton}"
     if res.targets:

@@ -15,7 +15,7 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autotune_rewrite.check import spec_toml
@@ -53,6 +53,7 @@ class CaptureRun:
     written: str | None  # the settings file, when specs were written
     records_file: str | None
     records: int
+    trace: str | None = None  # the tritonparse trace read instead of running a program
 
 
 def default_settings_file(root: Path) -> Path:
@@ -109,11 +110,36 @@ def capture(command: Sequence[str], root: Path | None = None, out: Path | None =
         path = Path(tmp) / "records.jsonl"
         code = run_program(command, path)
         raw = read_records(path)
+    return _write(raw, root, target, records_out, {"command": list(command), "exit_code": code}, code)
+
+
+def capture_trace(trace: Path, root: Path | None = None, out: Path | None = None,
+                  records_out: Path | None = None) -> CaptureRun:
+    """The same specs from a tritonparse trace (a file or its folder) instead of a live run."""
+    from autotune_rewrite.gpu.capture import tritonparse_trace
+    from autotune_rewrite.locate.scan import scan
+
+    root = root.resolve() if root is not None else find_project_root([Path.cwd()])
+    if not root.is_dir():
+        raise UserError(f"--root {root}: not a folder")
+    target = out if out is not None else default_settings_file(root)
+    events = tritonparse_trace.read_events(trace)
+    if not any(e.get("event_type") == "compilation" for e in events):
+        raise UserError(f"--from-tritonparse {trace}: no tritonparse compilation record in it "
+                        "(is it a trace written by tritonparse.structured_logging.init?)")
+    raw, left_out = tritonparse_trace.records_from_trace(events, root, scan(root).sites)
+    run = _write(raw, root, target, records_out, {"trace": str(trace), "left_out": left_out}, 0)
+    outside = tuple(dict.fromkeys(n for n in left_out if "outside the root" in n))
+    return replace(run, result=replace(run.result, skipped=run.result.skipped + outside), trace=str(trace))
+
+
+def _write(raw: list[dict], root: Path, target: Path, records_out: Path | None, about: dict, code: int) -> CaptureRun:
+    """Fold the records, keep them if asked, merge the specs into ``target``."""
     result = fold(raw, root)
     if records_out is not None:
         records_out.parent.mkdir(parents=True, exist_ok=True)
-        records_out.write_text(json.dumps({"schema_version": 1, "root": str(root), "command": list(command),
-                                           "exit_code": code, "records": raw, "folded": to_jsonable(result)},
+        records_out.write_text(json.dumps({"schema_version": 1, "root": str(root), **about,
+                                           "records": raw, "folded": to_jsonable(result)},
                                           indent=1) + "\n", encoding="utf-8")
     written = None
     tables = tables_for(result.kernels)

@@ -115,7 +115,8 @@ def _spec_facts(record: Mapping[str, Any], meta: set[str]):
     constants = record.get("constants") or {}
     attrs = record.get("attrs") or {}
     values = record.get("values") or {}
-    types, consts, vals, divisible, notes = [], [], [], [], []
+    types, consts, vals, divisible = [], [], [], []
+    notes = list(record.get("notes") or ())  # facts a trace reader found (gpu/capture/tritonparse_trace.py)
     for p in params:
         name = p["name"]
         if name in meta:
