@@ -252,3 +252,37 @@ def test_a_clamped_tile_size_is_assumed_at_its_largest_value(pkg):
     assert dict(spec.constexprs)["D"] == 64
     (a,) = [a for a in spec.assumptions if a.parameter == "D"]
     assert "largest value" in a.source
+
+
+INT_USE_KERNEL = '''
+import triton.language as tl
+
+
+def k(a_ptr, b_ptr, q_ptr, zero_ptr, scale_ptr, start_ptr, end_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    start = tl.load(start_ptr)
+    end = tl.load(end_ptr)
+    rows = start + offs
+    zero = tl.load(zero_ptr + offs)
+    ptr = scale_ptr + offs
+    scale = tl.load(ptr)
+    ptr = out_ptr + offs
+    old = tl.load(ptr)
+    q = tl.load(q_ptr + offs)
+    w = ((q >> 4) & 0xF) - zero
+    w = w * scale + old
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.int32)
+    a = tl.load(a_ptr + rows[:, None] * BLOCK + offs[None, :], mask=rows[:, None] < end)
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    acc += tl.dot(a, b)
+    tl.store(out_ptr + offs, w)
+'''
+
+
+def test_pointer_dtypes_are_read_from_how_the_kernel_uses_what_it_loads():
+    from autotune_rewrite.check.pointer_params import index_pointer_params, int8_dot_params
+
+    # Packed ints and zero points (bit ops, ``- zero``), offsets and bounds: ints. The scale that
+    # multiplies them is data, and ``ptr``, reused for two pointers, proves nothing about either.
+    assert index_pointer_params(INT_USE_KERNEL, "k") == ("q_ptr", "zero_ptr", "start_ptr", "end_ptr")
+    assert int8_dot_params(INT_USE_KERNEL, "k") == ("a_ptr", "b_ptr")

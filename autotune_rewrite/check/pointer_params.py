@@ -71,17 +71,17 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 if isinstance(target, ast.Name):
                     assigned.setdefault(target.id, []).append(node.value)
 
-    def root(name: str | None, depth: int = 0) -> str | None:
-        """The pointer parameter an address's leftmost name comes from."""
+    def roots(name: str | None, depth: int = 0) -> set[str]:
+        """The pointer parameters an address's leftmost name may come from."""
         if name is None or depth > 16:
-            return None
+            return set()
         if name in params:
-            return name
-        for value in assigned.get(name, ()):
-            found = root(_leftmost(value), depth + 1)
-            if found is not None:
-                return found
-        return None
+            return {name}
+        return set().union(*(roots(_leftmost(v), depth + 1) for v in assigned.get(name, ())))
+
+    def root(name: str | None) -> str | None:
+        found = roots(name)  # a local reused for two pointers (``ptr = a + i`` ... ``ptr = b + i``): neither
+        return next(iter(found)) if len(found) == 1 else None
 
     loaded: dict[str, str] = {}  # local name -> pointer parameter it was loaded from
     for node in ast.walk(fn):
@@ -94,7 +94,7 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
             if target in loaded or target in params:
                 continue
             for value in values:
-                source = next((loaded[n] for n in _names(value) if n in loaded), None)
+                source = next((loaded[n] for n in sorted(_additive_names(value)) if n in loaded), None)
                 if source is not None and _loaded_from(value) is None:
                     loaded[target] = source
                     break
@@ -113,12 +113,62 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     # Values mixed with indices (``end - start``, ``offs < end``) are indices too.
     for _ in range(2):
         for node in ast.walk(fn):
-            if isinstance(node, (ast.BinOp, ast.Compare)):
+            # Only offsets and bounds mix like this (``end - start``, ``offs < end``); a product
+            # (``(q - zero) * scale``) mixes an int with data.
+            if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))) or isinstance(node, ast.Compare):
                 sides = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.left, *node.comparators]
-                sources = [{loaded[n] for n in _names(side) if n in loaded} for side in sides]
+                sources = [{loaded[n] for n in _additive_names(side) if n in loaded} for side in sides]
                 if any(src & used for src in sources):
                     used |= set().union(*sources)
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
+
+
+def int8_dot_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Pointer parameters whose loaded tiles go into a ``tl.dot`` accumulating in int32
+    (``acc = tl.zeros(..., dtype=tl.int32)``; ``acc += tl.dot(a, b)``): int8 GEMM operands."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = set(pointer_params(kernel_source, kernel))
+    int_acc = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign) and _call_name_of(node.value) == "zeros"
+               for t in node.targets if isinstance(t, ast.Name) and any(
+                   k.arg == "dtype" and ast.unparse(k.value).endswith("int32") for k in node.value.keywords)}
+    if not int_acc:
+        return ()
+    operands: set[str] = set()
+    for node in ast.walk(fn):
+        dot = None
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in int_acc:
+            dot = node.value if _call_name_of(node.value) == "dot" else None
+        elif isinstance(node, ast.Call) and _call_name(node) == "dot" and (
+                any(isinstance(a, ast.Name) and a.id in int_acc for a in node.args[2:]) or
+                any(k.arg == "acc" and isinstance(k.value, ast.Name) and k.value.id in int_acc for k in node.keywords)):
+            dot = node
+        if dot is not None:
+            operands |= {a.id for a in dot.args[:2] if isinstance(a, ast.Name)}
+    loads = {t.id: _leftmost(node.value.args[0]) for node in ast.walk(fn) if isinstance(node, ast.Assign)
+             and _call_name_of(node.value) == "load" and node.value.args
+             for t in node.targets if isinstance(t, ast.Name)}
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+    found = set()
+    for name in operands:
+        lead, seen = loads.get(name), set()
+        while lead is not None and lead not in params and lead not in seen:
+            seen.add(lead)
+            values = assigned.get(lead, [])
+            lead = _leftmost(values[0]) if len(values) >= 1 else None
+        if lead in params:
+            found.add(lead)
+    return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
+def _call_name_of(expr: ast.expr | None) -> str | None:
+    return _call_name(expr) if isinstance(expr, ast.Call) else None
 
 
 def descriptor_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
@@ -151,6 +201,17 @@ def _loaded_from(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Call) and _call_name(expr) == "load" and expr.args:
         return _leftmost(expr.args[0])
     return None
+
+
+def _additive_names(expr: ast.expr) -> set[str]:
+    """Names summed into ``expr`` (``a + b - c[i]``), not those inside a product or a call."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _additive_names(expr.left) | _additive_names(expr.right)
+    if isinstance(expr, ast.Subscript):
+        return _additive_names(expr.value)
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    return set()
 
 
 def _names(expr: ast.expr) -> set[str]:

@@ -133,6 +133,7 @@ class Context:
     heuristics: frozenset[str] = frozenset()  # set by @triton.heuristics
     arithmetic: frozenset[str] = frozenset()  # constexprs used only in arithmetic (param_uses)
     descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
+    int8_dots: frozenset[str] = frozenset()  # pointers feeding a tl.dot with an int32 accumulator
     flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
 
@@ -197,6 +198,9 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
                 p.name, str(ASSUMED_INT), "a constexpr of unknown value that the kernel uses only in "
                 f"arithmetic (no tile shape, no branch): assumed {ASSUMED_INT}"))
         return None
+    if p.name in ctx.int8_dots:
+        return ParamSpec("*i8", source="assumed", assumption=Assumption(
+            p.name, "*i8", "its tiles go into a tl.dot with an int32 accumulator: assumed *i8"))
     if p.name in ctx.index_pointers:
         return ParamSpec("*i32", source="assumed", assumption=Assumption(
             p.name, "*i32", "a pointer whose loaded values the kernel uses as ints: assumed *i32"))
@@ -274,9 +278,10 @@ def _typed(value: Any) -> Any:
 def _assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | None) -> ParamSpec | None:
     if ctx.exact:
         return None
-    ty = "*i32" if p.name in ctx.index_pointers else ctx.assume_dtype
-    why = ("a tensor whose loaded values the kernel uses as ints: assumed *i32" if ty == "*i32" else
-           f"{fact.text}'s dtype is not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
+    ty = "*i8" if p.name in ctx.int8_dots else "*i32" if p.name in ctx.index_pointers else ctx.assume_dtype
+    why = {"*i8": "its tiles go into a tl.dot with an int32 accumulator: assumed *i8",
+           "*i32": "a tensor whose loaded values the kernel uses as ints: assumed *i32"}.get(
+        ty, f"{fact.text}'s dtype is not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
 
 

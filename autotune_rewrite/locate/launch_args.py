@@ -45,6 +45,12 @@ _TORCH_DTYPES = {"float32", "float", "float16", "half", "bfloat16", "float64", "
 _CANON = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "long": "int64",
           "short": "int16"}
 _TENSOR_HINTS = {"Tensor", "torch.Tensor"}
+# torch's legacy tensor types, used as hints: a tensor (their dtype is too loosely used to trust:
+# ``scales: torch.FloatTensor`` is often fp16), except the integer ones.
+_LEGACY_TENSORS = {"FloatTensor", "HalfTensor", "BFloat16Tensor", "DoubleTensor", "IntTensor", "LongTensor",
+                   "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor"}
+_LEGACY_INT_DTYPES = {"IntTensor": "int32", "LongTensor": "int64", "ShortTensor": "int16", "ByteTensor": "uint8",
+                      "CharTensor": "int8", "BoolTensor": "bool"}
 
 
 def _unknown(text: str, why: str = "") -> ArgFact:
@@ -258,7 +264,8 @@ class ArgReader:
                                assumption=f"the caller leaves {name} at its default {self.w.code(param.default)}",
                                why=f"wrapper default {name}={self.w.code(param.default)}")
         if kind is not None:
-            return ArgFact(0, "", kind, why=f"type hint of {name}",
+            legacy = self.w.code(hint).split(".")[-1] if hint is not None else ""
+            return ArgFact(0, "", kind, dtype=_LEGACY_INT_DTYPES.get(legacy), why=f"type hint of {name}",
                            optional=optional or (default is not None and default.kind == "none"))
         if default is not None and default.kind == "none":
             return ArgFact(0, "", "unknown", optional=True, why=f"{name} defaults to None")
@@ -514,7 +521,7 @@ def _hint_kind(w: Wrapper, hint) -> tuple[str | None, bool]:
     if len(parts) != 1:
         return None, optional
     text = parts[0]
-    if text in _TENSOR_HINTS or text.endswith(".Tensor"):
+    if text in _TENSOR_HINTS or text.endswith(".Tensor") or text.split(".")[-1] in _LEGACY_TENSORS:
         return "tensor", optional
     if text in ("int", "float", "bool"):
         return text, optional
