@@ -204,8 +204,9 @@ def _loaded_from(expr: ast.expr) -> str | None:
 
 
 def _additive_names(expr: ast.expr) -> set[str]:
-    """Names summed into ``expr`` (``a + b - c[i]``), not those inside a product or a call."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+    """Names summed into ``expr`` (``a + b - c[i]``, also through int-only operations such as
+    ``(q >> 4) & 0xF``), not those inside a product or a call."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, *_INT_OPS)):
         return _additive_names(expr.left) | _additive_names(expr.right)
     if isinstance(expr, ast.Subscript):
         return _additive_names(expr.value)
