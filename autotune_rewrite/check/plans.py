@@ -9,7 +9,8 @@ compiles the SMEM probes of every plan in a second round.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from autotune_rewrite import tempdirs
 from autotune_rewrite.check import launch_spec, smem_probe
 from autotune_rewrite.check.bundle_cache import lookup
 from autotune_rewrite.check.compile_pool import compile_many
+from autotune_rewrite.check.compile_stream import CompileStream
 from autotune_rewrite.check.evidence import (
     CompileJob,
     CompileOutcome,
@@ -44,6 +46,26 @@ def kernel_bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None)
     from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
 
     return load_bundle(root, path, site.kernel, cache_dir)
+
+
+class RunBundles:
+    """``kernel_bundle`` for the many sites of one run: the modules they are cut from are parsed
+    once per run (``kernel_loader.ParsedModules``), not once per kernel."""
+
+    def __init__(self, root: Path, cache_dir: Path | None):
+        self.root, self.cache_dir = root, cache_dir
+        self._parsed = None  # made on the first miss: a warm run never imports LibCST
+
+    def __call__(self, site: AutotuneSite) -> KernelBundle:
+        path = site.kernel_path or site.path
+        hit = lookup(self.root, path, site.kernel, self.cache_dir) if self.cache_dir is not None else None
+        if hit is not None:
+            return hit
+        from autotune_rewrite.check.kernel_loader import ParsedModules, load_bundle
+
+        if self._parsed is None:
+            self._parsed = ParsedModules(self.root)
+        return load_bundle(self.root, path, site.kernel, self.cache_dir, self._parsed)
 
 
 # --------------------------------------------------------------------------- targets
@@ -117,9 +139,20 @@ class CompileRun:
             # --no-cache: neither read nor write the user's cache; a private one is dropped after.
             with tempdirs.temp_dir("nocache") as scratch:
                 outcomes = compile_many(jobs, workers=self.workers, cache_dir=scratch, progress=self.progress)
+        return self.tally(outcomes)
+
+    def tally(self, outcomes: Sequence[CompileOutcome]) -> Sequence[CompileOutcome]:
         self.cached += sum(1 for o in outcomes if o.cached)
         self.compiled += sum(1 for o in outcomes if not o.cached)
         return outcomes
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator[CompileStream]:
+        """One pool for the run that answers kernel by kernel (``CompileStream``); callers
+        ``tally`` the outcomes they get."""
+        with contextlib.ExitStack() as stack:
+            cache = self.cache_dir if self.use_cache else stack.enter_context(tempdirs.temp_dir("nocache"))
+            yield stack.enter_context(CompileStream(self.workers, cache, self.progress))
 
 
 # --------------------------------------------------------------------------- per kernel
@@ -168,8 +201,7 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
     if model:
         for i, plan in enumerate(plans):
             try:
-                mine = [(i, target, p) for target in plan.targets
-                        for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
+                mine = probes_of(plan, verdicts[i], i)
             except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
                 failed[i] = internal_report(plan.site, plan.spec, exc, "the SMEM probes", run)
                 continue
@@ -185,6 +217,11 @@ def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: C
         except Exception as exc:  # noqa: BLE001
             reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
     return reports
+
+
+def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list:
+    """(i, target, probe) for every SMEM probe one plan needs (``reports_of``' second round)."""
+    return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
 
 
 def report_of(plan: Plan, verdicts, wanted, probed, i: int, run: CompileRun, model: bool) -> KernelReport:
@@ -211,5 +248,5 @@ def internal_report(site: AutotuneSite, spec: LaunchSpec | None, exc: BaseExcept
     return KernelReport(site=site, spec=spec, problem=internal_error(site.ident, exc, stage, cache))
 
 
-__all__ = ["CompileRun", "Plan", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "reports_of", "resolve_targets",
+__all__ = ["CompileRun", "Plan", "RunBundles", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "probes_of", "report_of", "reports_of", "resolve_targets",
            "verdict", "verdicts_of"]
