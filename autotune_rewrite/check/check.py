@@ -7,8 +7,11 @@ Pure functions over frozen data (the compile plans themselves are in ``plans``):
 - ``check_site(root, site, specs, archs)``: one ``KernelReport`` per spec, with the SMEM model;
 - ``check(root, kernel=None, archs=...)``: the whole ``check`` command as a ``CheckResult``.
 
-All compiles of a run go through one ``CompileRun`` so the process pool and the outcome cache
-see every job at once.
+All compiles of a run go through one ``CompileRun``: ``check`` streams them through one pool,
+kernel by kernel (``compile_stream``), while it is still cutting out and resolving the next
+kernels, and hands each report to ``on_report`` as soon as it is final, so a repository of 200
+kernels shows its first verdicts (``needs_spec`` ones before any compile) within seconds of the
+scan rather than after the last compile. The result keeps the scan's order.
 """
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ class CompileStream:
     def _ensure_pool(self):
         if self._pool is None:
             with stopwatch.stage("pool_start"):
-                triton_dir = self._scratch()  # noqa: F841 - made before the fork, shared by workers
+                self._scratch()  # made before the fork: every worker compiles into it
                 compile_pool._preload_triton({job.capability for job in self._jobs.values()})
                 self._pool = compile_pool._pool(self._n_workers())
         return self._pool

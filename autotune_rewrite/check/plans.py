@@ -2,9 +2,9 @@
 in one run, and the reports their outcomes make.
 
 ``build_jobs`` specializes each config as Triton's runtime would (``launch_spec.specialize``);
-``CompileRun`` sends every job of a run through one ``compile_many`` call, so the process pool
-and the outcome cache see them all at once; ``reports_of`` turns outcomes into verdicts, then
-compiles the SMEM probes of every plan in a second round.
+``CompileRun`` compiles a batch through one ``compile_many`` call, or streams a whole run's
+plans through one ``CompileStream`` (``check``); ``verdicts_of`` turns a plan's outcomes into
+verdicts, ``probes_of`` names the SMEM probes to compile next, ``report_of`` makes its report.
 """
 
 from __future__ import annotations
@@ -192,35 +192,8 @@ def notes_of(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
     return tuple(notes)
 
 
-def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: CompileRun, model: bool) -> list[KernelReport]:
-    """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
-    it = iter(outcomes)
-    verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
-    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error report
-    wanted = []  # (plan index, target, probe)
-    if model:
-        for i, plan in enumerate(plans):
-            try:
-                mine = probes_of(plan, verdicts[i], i)
-            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-                failed[i] = internal_report(plan.site, plan.spec, exc, "the SMEM probes", run)
-                continue
-            wanted += mine
-    probed = run.compile([p.job for _, _, p in wanted])
-    reports = []
-    for i, plan in enumerate(plans):
-        if i in failed:
-            reports.append(failed[i])
-            continue
-        try:
-            reports.append(report_of(plan, verdicts[i], wanted, probed, i, run, model))
-        except Exception as exc:  # noqa: BLE001
-            reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
-    return reports
-
-
 def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list:
-    """(i, target, probe) for every SMEM probe one plan needs (``reports_of``' second round)."""
+    """(i, target, probe) for every SMEM probe one plan needs, compiled once its configs are."""
     return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
 
 
@@ -248,5 +221,5 @@ def internal_report(site: AutotuneSite, spec: LaunchSpec | None, exc: BaseExcept
     return KernelReport(site=site, spec=spec, problem=internal_error(site.ident, exc, stage, cache))
 
 
-__all__ = ["CompileRun", "Plan", "RunBundles", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "probes_of", "report_of", "reports_of", "resolve_targets",
+__all__ = ["CompileRun", "Plan", "RunBundles", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "probes_of", "report_of", "resolve_targets",
            "verdict", "verdicts_of"]
