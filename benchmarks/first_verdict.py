@@ -10,7 +10,8 @@ process each time so nothing is imported or memoized beforehand. Prints JSON, on
      "cpu_s", "reports", "judged", "stages": {stage: {"wall_s", "cpu_s"}}}
 
 Times are wall seconds from the process launch (Python start and imports included), as a user
-sees them. A verdict is any kernel's final report (a ``needs_spec`` line counts: it is what the
+sees them; ``cpu_all_s`` is the CPU of the run and all its workers (steady on a shared machine,
+where wall times move with other users' load: ``load_average_before`` says how busy it was). A verdict is any kernel's final report (a ``needs_spec`` line counts: it is what the
 user acts on); "judged" is the first kernel with compiled numbers. Stages (``autotune_rewrite.
 stopwatch``, time goes to the innermost): scan_cache (hashing the tree for the scan cache),
 scan (LibCST passes, in worker processes: wall only), link, bundles, specs, plans, pool_start,
@@ -69,8 +70,19 @@ def measure(repo: Path, cache: Path, jobs: int | None) -> dict:
     if jobs:
         cmd += ["-j", str(jobs)]
     env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOTUNE_REWRITE_HEARTBEAT_S="0")
+    load, before = os.getloadavg()[0], _children_cpu()
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return {**json.loads(out.strip().splitlines()[-1]), "cpu_all_s": round(_children_cpu() - before, 2),
+            "load_average_before": round(load, 2)}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of finished child processes and theirs (the compile and scan workers): the
+    run's whole work, which, unlike wall time, other users of a shared machine do not inflate."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def baseline(tree: Path, repo: Path, cache: Path, jobs: int | None) -> dict:
@@ -78,15 +90,18 @@ def baseline(tree: Path, repo: Path, cache: Path, jobs: int | None) -> dict:
     cmd = [sys.executable, "-m", "autotune_rewrite", "check", str(repo)] + (["-j", str(jobs)] if jobs else [])
     env = dict(os.environ, PYTHONPATH=str(tree), AUTOTUNE_REWRITE_HEARTBEAT_S="0",
                AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
+    load, before = os.getloadavg()[0], _children_cpu()
     t0 = time.time()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    first = None
-    for _ in proc.stderr:
+    # cwd=tree: ``python -m`` puts the working folder first on sys.path, so it picks the package.
+    proc = subprocess.Popen(cmd, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first, line = None, ""
+    for text in proc.stderr:
         if first is None:
-            first = time.time() - t0
+            first, line = time.time() - t0, text.strip()[:80]
     proc.wait()
-    return {"tree": str(tree), "time_to_first_verdict_s": round(first, 2) if first else None,
-            "total_s": round(time.time() - t0, 2), "exit_code": proc.returncode}
+    return {"tree": str(tree), "time_to_first_verdict_s": round(first, 2) if first else None, "first_line": line,
+            "total_s": round(time.time() - t0, 2), "cpu_all_s": round(_children_cpu() - before, 2),
+            "exit_code": proc.returncode, "load_average_before": round(load, 2)}
 
 
 def main() -> None:
