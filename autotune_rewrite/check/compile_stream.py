@@ -77,10 +77,6 @@ class CompileStream:
         finally:
             self._stack.close()
 
-    @property
-    def busy(self) -> bool:
-        return bool(self._waiters or self._ready)
-
     # ------------------------------------------------------------------ adding
     def add(self, jobs: Sequence[CompileJob], on_done: Done, priority: int = 0) -> None:
         """Compile ``jobs``; ``on_done(outcomes)`` (input order) once all are known."""
