@@ -189,17 +189,23 @@ def check(
     from autotune_rewrite.check.check import check as run_check
     from autotune_rewrite.output import check as check_out
 
+    # The table goes to stderr kernel by kernel as each is judged; stdout formats come whole at the end.
+    streamed = fmt is CheckFormat.table
     try:
         values = _assume_values(assume)
         with check_out.progress_bar() as progress:
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
-                               use_cache=not no_cache, progress=progress, assume=values, exact=exact)
+                               use_cache=not no_cache, progress=progress, assume=values, exact=exact,
+                               on_report=check_out.print_kernel if streamed else None)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
         raise _crash(exc, "check")
-    {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
-     CheckFormat.github: check_out.print_github}.get(fmt, check_out.print_table)(result, strict)
+    if streamed:
+        check_out.print_table(result, strict, streamed=True)
+    else:
+        {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
+         CheckFormat.github: check_out.print_github}[fmt](result, strict)
     raise typer.Exit(int(result.report(strict).exit_code))
 
 

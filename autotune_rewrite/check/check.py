@@ -7,8 +7,11 @@ Pure functions over frozen data (the compile plans themselves are in ``plans``):
 - ``check_site(root, site, specs, archs)``: one ``KernelReport`` per spec, with the SMEM model;
 - ``check(root, kernel=None, archs=...)``: the whole ``check`` command as a ``CheckResult``.
 
-All compiles of a run go through one ``CompileRun`` so the process pool and the outcome cache
-see every job at once.
+All compiles of a run go through one ``CompileRun``: ``check`` streams them through one pool,
+kernel by kernel (``compile_stream``), while it is still cutting out and resolving the next
+kernels, and hands each report to ``on_report`` as soon as it is final, so a repository of 200
+kernels shows its first verdicts (``needs_spec`` ones before any compile) within seconds of the
+scan rather than after the last compile. The result keeps the scan's order.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autotune_rewrite import stopwatch
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
 from autotune_rewrite.check.heuristics import heuristics_of
@@ -26,11 +30,14 @@ from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelR
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
     Plan,
+    RunBundles,
     build_jobs,
     internal_report,
     kernel_bundle,
     make_plan,
-    reports_of,
+    early_report,
+    probes_of,
+    report_of,
     resolve_targets,
     verdict,
     verdicts_of,
@@ -46,6 +53,18 @@ from autotune_rewrite.settings import Settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target
 
 Progress = Callable[[int, int], None]
+OnReport = Callable[[KernelReport, "RunInfo"], None]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What every report of a run is printed with; known before the first compile, so reports
+    can be printed as they come (``check``'s ``on_report``)."""
+
+    root: str
+    targets: tuple[Target, ...]
+    triton_version: str
+    ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
 
 
 @dataclass(frozen=True)
@@ -112,43 +131,94 @@ def check_site(
 
 
 def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
-                 bundles: dict[int, KernelBundle] | None = None) -> list[KernelReport]:
-    """``work``: (site, specs) pairs; sites without configs or bundle come back as skips.
-    ``bundles``: already built, by ``id(site)``. Every site ends as reports, never an exception."""
-    plans: list[Plan] = []
-    reports: list[KernelReport | Plan] = []
-    for site, specs in work:
-        if site.configs is None:
-            reports.append(skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or ""))
-            continue
-        if not site.configs:
-            reports.append(skipped_report(site, Reason.CONFIGS_EMPTY))
+                 bundles: dict[int, KernelBundle] | None = None,
+                 on_report: Callable[[KernelReport], None] | None = None) -> list[KernelReport]:
+    """``work``: (site, specs) pairs, possibly a generator that plans the next site only when
+    asked (its compiles start while it does); sites without configs or bundle come back as
+    skips. ``bundles``: already built, by ``id(site)``. Every site ends as reports, in ``work``'s
+    order, never an exception; ``on_report`` gets each one as soon as it is final (a kernel that
+    cannot be judged before any compile, a compiled one when its last compile is in)."""
+    slots: list[KernelReport | None] = []
+    bundle_of = RunBundles(root, run.derived_cache)
+
+    def settle(i: int, report: KernelReport) -> None:
+        slots[i] = report
+        if on_report is not None:
+            on_report(report)
+
+    with run.stream() as stream:
+        for site, specs in work:
+            for item in _site_items(root, site, specs, targets, run, bundles, bundle_of):
+                slots.append(None)
+                if isinstance(item, KernelReport):
+                    settle(len(slots) - 1, item)
+                else:
+                    _submit(stream, len(slots) - 1, item, run, model, settle)
+            stream.pump()  # take in what has finished meanwhile: its reports go out now
+        stream.drain()
+    return slots  # type: ignore[return-value]
+
+
+def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun, bundles, bundle_of):
+    """A site's reports decided without compiling, and a plan per complete spec."""
+    if site.configs is None:
+        yield skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or "")
+        return
+    if not site.configs:
+        yield skipped_report(site, Reason.CONFIGS_EMPTY)
+        return
+    try:
+        with stopwatch.stage("bundles"):
+            bundle = (bundles or {}).get(id(site)) or bundle_of(site)
+    except KernelLoadError as exc:
+        yield skipped_report(site, Reason.KERNEL_NOT_ISOLATED, detail=str(exc))
+        return
+    except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+        yield internal_report(site, None, exc, "isolating the kernel", run)
+        return
+    if not specs:
+        yield skipped_report(site, Reason.NO_SPEC)
+        return
+    for spec in specs:
+        if isinstance(spec, KernelReport):  # decided before (needs_spec, internal error)
+            yield spec
             continue
         try:
-            bundle = (bundles or {}).get(id(site)) or kernel_bundle(root, site, run.derived_cache)
-        except KernelLoadError as exc:
-            reports.append(skipped_report(site, Reason.KERNEL_NOT_ISOLATED, detail=str(exc)))
-            continue
-        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-            reports.append(internal_report(site, None, exc, "isolating the kernel", run))
-            continue
-        if not specs:
-            reports.append(skipped_report(site, Reason.NO_SPEC))
-            continue
-        for spec in specs:
-            if isinstance(spec, KernelReport):  # decided before (needs_spec, internal error)
-                reports.append(spec)
-                continue
-            try:
+            with stopwatch.stage("plans"):
                 plan = make_plan(site, spec, bundle, site.configs, targets)
+        except Exception as exc:  # noqa: BLE001
+            yield internal_report(site, spec, exc, "building the compile jobs", run)
+            continue
+        yield plan
+
+
+def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) -> None:
+    """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
+    which is also its priority: earlier kernels finish first)."""
+
+    def configs_done(outcomes) -> None:
+        with stopwatch.stage("reports"):
+            verdicts = verdicts_of(plan, run.tally(outcomes))
+            early = early_report(plan, verdicts, run)
+            if early is not None:
+                settle(i, early)
+                return
+            try:
+                wanted = probes_of(plan, verdicts) if model else []
+            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+                settle(i, internal_report(plan.site, plan.spec, exc, "the SMEM probes", run))
+                return
+        stream.add([p.job for _, _, p in wanted], lambda probed: probes_done(verdicts, wanted, probed), priority=i)
+
+    def probes_done(verdicts, wanted, probed) -> None:
+        with stopwatch.stage("reports"):
+            try:
+                report = report_of(plan, verdicts, wanted, run.tally(probed), 0, run, model)
             except Exception as exc:  # noqa: BLE001
-                reports.append(internal_report(site, spec, exc, "building the compile jobs", run))
-                continue
-            plans.append(plan)
-            reports.append(plan)
-    outcomes = run.compile([job for plan in plans for job in plan.jobs])
-    done = dict(zip((id(p) for p in plans), reports_of(plans, outcomes, run, model)))
-    return [r if isinstance(r, KernelReport) else done[id(r)] for r in reports]
+                report = internal_report(plan.site, plan.spec, exc, "the report", run)
+        settle(i, report)
+
+    stream.add(plan.jobs, configs_done, priority=i)
 
 
 # --------------------------------------------------------------------------- the command
@@ -175,6 +245,7 @@ def check(
     settings: Settings | None = None,
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
+    on_report: OnReport | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -183,7 +254,9 @@ def check(
     be judged (missing spec values, unresolved configs, a compile crash, a bug of ours) is a report
     with its status instead. ``settings``: already loaded by the caller. ``assume``: values by
     parameter name from ``--assume`` (over the settings' ``assume`` table); ``exact``: assume
-    nothing else (no pointer dtypes, no int divisibility)."""
+    nothing else (no pointer dtypes, no int divisibility). ``on_report``: called with each
+    kernel's report as soon as it is final (completion order); the result holds them in the
+    scan's order."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -204,42 +277,53 @@ def check(
     run = CompileRun(workers, cache_dir, use_cache, progress)
     launch_spec.check_assume_dtype(assume_dtype)  # a bad flag is the run's error, not a kernel's
     assumed_values, assume_origin = assume_table(settings, assume)
-    warnings = unused_assume_names(assumed_values, sites)
-    specs, bundles = {}, {}
-    for site in sites:
-        if site.configs is None or not site.configs:
-            continue  # reported by _check_sites as skipped
-        try:
-            bundles[id(site)] = kernel_bundle(base, site, run.derived_cache)
-        except KernelLoadError:
-            continue  # reported by _check_sites with the loader's message
-        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-            specs[id(site)] = (internal_report(site, None, exc, "isolating the kernel", run),)
-            continue
-        try:
-            resolution = launch_spec.resolve_specs(site, entries, assume_dtype, bundles[id(site)].source,
-                                                   settings_file, assumed_values, exact, assume_origin,
-                                                   heuristics_of(base, site))
-        except UserError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            specs[id(site)] = (internal_report(site, None, exc, "resolving the launch specs", run),)
-            continue
-        specs[id(site)] = _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
-        if resolution.not_compiled:
-            warnings += (f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
-                         f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}",)
+    warnings = list(unused_assume_names(assumed_values, sites))
+    info = RunInfo(str(base), targets, triton_version(),
+                   tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets))
+    bundles: dict[int, KernelBundle] = {}
+    bundle_of = RunBundles(base, run.derived_cache)
 
-    work = [(s, specs.get(id(s), ())) for s in sites]
-    reports = _check_sites(base, work, targets, run, model=fit_model, bundles=bundles)
+    def work():
+        # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
+        # the pool is busy while the rest of the repository is still being cut and resolved.
+        for site in sites:
+            if site.configs is None or not site.configs:
+                yield site, ()  # reported by _check_sites as skipped
+                continue
+            try:
+                with stopwatch.stage("bundles"):
+                    bundles[id(site)] = bundle_of(site)
+            except KernelLoadError:
+                yield site, ()  # reported by _check_sites with the loader's message
+                continue
+            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+                yield site, (internal_report(site, None, exc, "isolating the kernel", run),)
+                continue
+            try:
+                with stopwatch.stage("specs"):
+                    resolution = launch_spec.resolve_specs(
+                        site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
+                        assume_origin, heuristics_of(base, site))
+            except UserError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                yield site, (internal_report(site, None, exc, "resolving the launch specs", run),)
+                continue
+            if resolution.not_compiled:
+                warnings.append(f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
+                                f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}")
+            yield site, _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
+
+    emit = (lambda report: on_report(report, info)) if on_report is not None else None
+    reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)
     return CheckResult(
-        root=str(base),
+        root=info.root,
         targets=targets,
         reports=tuple(reports),
         errors=tuple(result.errors),
-        warnings=warnings,
-        triton_version=triton_version(),
-        ptxas_versions=tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets),
+        warnings=tuple(warnings),
+        triton_version=info.triton_version,
+        ptxas_versions=info.ptxas_versions,
         compiled=run.compiled,
         cached=run.cached,
         seconds=time.perf_counter() - start,
@@ -284,5 +368,5 @@ def _specs_or_needs(resolution: launch_spec.SpecResolution, destination: str) ->
     )
 
 
-__all__ = ["CheckResult", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets",
+__all__ = ["CheckResult", "RunInfo", "build_jobs", "check", "check_site", "evaluate_configs", "resolve_targets",
            "verdict"]

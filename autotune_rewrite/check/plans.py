@@ -2,14 +2,15 @@
 in one run, and the reports their outcomes make.
 
 ``build_jobs`` specializes each config as Triton's runtime would (``launch_spec.specialize``);
-``CompileRun`` sends every job of a run through one ``compile_many`` call, so the process pool
-and the outcome cache see them all at once; ``reports_of`` turns outcomes into verdicts, then
-compiles the SMEM probes of every plan in a second round.
+``CompileRun`` compiles a batch through one ``compile_many`` call, or streams a whole run's
+plans through one ``CompileStream`` (``check``); ``verdicts_of`` turns a plan's outcomes into
+verdicts, ``probes_of`` names the SMEM probes to compile next, ``report_of`` makes its report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from autotune_rewrite import tempdirs
 from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
 from autotune_rewrite.check.bundle_cache import lookup
 from autotune_rewrite.check.compile_pool import compile_many
+from autotune_rewrite.check.compile_stream import CompileStream
 from autotune_rewrite.check.evidence import (
     CompileJob,
     CompileOutcome,
@@ -26,7 +28,7 @@ from autotune_rewrite.check.evidence import (
     LaunchSpec,
     skipped_report,
 )
-from autotune_rewrite.check.findings import Assumed, Note, Spills, Suspicion, UnknownInts
+from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
 from autotune_rewrite.check.kernel_facts import facts_of
 from autotune_rewrite.check.occupancy import occupancy_of
 from autotune_rewrite.disk_cache import default_cache_dir
@@ -47,6 +49,26 @@ def kernel_bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None)
     from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
 
     return load_bundle(root, path, site.kernel, cache_dir)
+
+
+class RunBundles:
+    """``kernel_bundle`` for the many sites of one run: the modules they are cut from are parsed
+    once per run (``kernel_loader.ParsedModules``), not once per kernel."""
+
+    def __init__(self, root: Path, cache_dir: Path | None):
+        self.root, self.cache_dir = root, cache_dir
+        self._parsed = None  # made on the first miss: a warm run never imports LibCST
+
+    def __call__(self, site: AutotuneSite) -> KernelBundle:
+        path = site.kernel_path or site.path
+        hit = lookup(self.root, path, site.kernel, self.cache_dir) if self.cache_dir is not None else None
+        if hit is not None:
+            return hit
+        from autotune_rewrite.check.kernel_loader import ParsedModules, load_bundle
+
+        if self._parsed is None:
+            self._parsed = ParsedModules(self.root)
+        return load_bundle(self.root, path, site.kernel, self.cache_dir, self._parsed)
 
 
 # --------------------------------------------------------------------------- targets
@@ -120,9 +142,20 @@ class CompileRun:
             # --no-cache: neither read nor write the user's cache; a private one is dropped after.
             with tempdirs.temp_dir("nocache") as scratch:
                 outcomes = compile_many(jobs, workers=self.workers, cache_dir=scratch, progress=self.progress)
+        return self.tally(outcomes)
+
+    def tally(self, outcomes: Sequence[CompileOutcome]) -> Sequence[CompileOutcome]:
         self.cached += sum(1 for o in outcomes if o.cached)
         self.compiled += sum(1 for o in outcomes if not o.cached)
         return outcomes
+
+    @contextlib.contextmanager
+    def stream(self) -> Iterator[CompileStream]:
+        """One pool for the run that answers kernel by kernel (``CompileStream``); callers
+        ``tally`` the outcomes they get."""
+        with contextlib.ExitStack() as stack:
+            cache = self.cache_dir if self.use_cache else stack.enter_context(tempdirs.temp_dir("nocache"))
+            yield stack.enter_context(CompileStream(self.workers, cache, self.progress))
 
 
 # --------------------------------------------------------------------------- per kernel
@@ -162,53 +195,27 @@ def notes_of(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
     return tuple(notes)
 
 
-def reports_of(plans: Sequence[Plan], outcomes: Sequence[CompileOutcome], run: CompileRun, model: bool) -> list[KernelReport]:
-    """Verdicts per plan, then (second compile round, all plans together) the SMEM probes."""
-    it = iter(outcomes)
-    verdicts = [verdicts_of(plan, [next(it) for _ in plan.jobs]) for plan in plans]
-    failed: dict[int, KernelReport] = {}  # plan index -> its internal-error or not-loadable report
-    suspect: dict[int, tuple[Suspicion, ...]] = {}  # plan index -> why its spec is probably wrong
-    for i, plan in enumerate(plans):
-        unloadable = not_loadable(plan, verdicts[i])
-        if unloadable is not None:
-            failed[i] = unloadable
-            continue
-        try:
-            unstated = launch_spec.unknown_ints(plan.site, plan.spec) + tuple(a.parameter for a in plan.spec.assumptions)
-            found = spec_sanity.suspicions(verdicts[i], facts_of(plan.bundle), unstated)
-        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-            failed[i] = internal_report(plan.site, plan.spec, exc, "the spec sanity checks", run)
-            continue
-        if found:
-            suspect[i] = found
-    wanted = []  # (plan index, target, probe)
-    if model:
-        for i, plan in enumerate(plans):
-            if i in failed or i in suspect:
-                continue  # an SMEM model fitted on a wrong spec's numbers would only mislead
-            try:
-                mine = [(i, target, p) for target in plan.targets
-                        for p in smem_probe.probes(plan.site, plan.spec, target, verdicts[i])]
-            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-                failed[i] = internal_report(plan.site, plan.spec, exc, "the SMEM probes", run)
-                continue
-            wanted += mine
-    probed = run.compile([p.job for _, _, p in wanted])
-    reports = []
-    for i, plan in enumerate(plans):
-        if i in failed:
-            reports.append(failed[i])
-            continue
-        try:
-            if i in suspect:
-                reports.append(KernelReport(site=plan.site, spec=plan.spec, verdicts=verdicts[i],
-                                            problem=Problem(Reason.SPEC_PROBABLY_WRONG), suspicions=suspect[i],
-                                            notes=notes_of(plan, verdicts[i])))
-                continue
-            reports.append(report_of(plan, verdicts[i], wanted, probed, i, run, model))
-        except Exception as exc:  # noqa: BLE001
-            reports.append(internal_report(plan.site, plan.spec, exc, "the report", run))
-    return reports
+def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list:
+    """(i, target, probe) for every SMEM probe one plan needs, compiled once its configs are."""
+    return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
+
+
+def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun") -> KernelReport | None:
+    """The kernel's report when its compiled configs already settle it, before any SMEM probe:
+    a global our loading could not provide (nothing judged), or numbers that say the launch spec
+    is probably wrong (``spec_sanity``; an SMEM model fitted on them would only mislead)."""
+    unloadable = not_loadable(plan, verdicts)
+    if unloadable is not None:
+        return unloadable
+    try:
+        unstated = launch_spec.unknown_ints(plan.site, plan.spec) + tuple(a.parameter for a in plan.spec.assumptions)
+        found = spec_sanity.suspicions(verdicts, facts_of(plan.bundle), unstated)
+    except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+        return internal_report(plan.site, plan.spec, exc, "the spec sanity checks", run)
+    if not found:
+        return None
+    return KernelReport(site=plan.site, spec=plan.spec, verdicts=tuple(verdicts),
+                        problem=Problem(Reason.SPEC_PROBABLY_WRONG), suspicions=found, notes=notes_of(plan, verdicts))
 
 
 def not_loadable(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
@@ -250,5 +257,5 @@ def internal_report(site: AutotuneSite, spec: LaunchSpec | None, exc: BaseExcept
     return KernelReport(site=site, spec=spec, problem=internal_error(site.ident, exc, stage, cache))
 
 
-__all__ = ["CompileRun", "Plan", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "reports_of", "resolve_targets",
+__all__ = ["CompileRun", "Plan", "RunBundles", "build_jobs", "internal_report", "kernel_bundle", "make_plan", "probes_of", "report_of", "resolve_targets",
            "verdict", "verdicts_of"]

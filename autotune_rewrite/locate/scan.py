@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable
 
+from autotune_rewrite import stopwatch
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, module_name
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, read_source
@@ -98,27 +99,38 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     fileset = discover(root, settings.exclude, tuple(Path(p) for p in paths or ()))
     base = str(fileset.root)
     files = list(fileset.files)
-    # A pool costs ~0.1 s to start: by default small trees are scanned in this process.
-    jobs = (default_jobs() if len(files) >= SMALL_TREE else 1) if jobs is None else max(1, jobs)
+    # A pool costs ~0.1 s to start: by default small trees are scanned in this process, unless
+    # they hold several kernel files (each costs 0.3-3 s of LibCST passes: 40 of them took 23 s
+    # serially in a 45-file tree).
+    if jobs is None:
+        jobs = default_jobs() if len(files) >= SMALL_TREE or _candidates(base, files) > 1 else 1
+    jobs = max(1, jobs)
     total = len(files)
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
     try:
-        first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
-                                  tree_names=_tree_names(files))
-        facts = {f.path: f for f in first}
-        names = launch_names(facts)
-        # Pass 2: only files with a subscript call are read again, and only those that name a
-        # found kernel are parsed (files that merely re-export are read on demand by linking).
-        second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names)
+        with stopwatch.stage("scan"):
+            first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
+                                      tree_names=_tree_names(files))
+            facts = {f.path: f for f in first}
+            names = launch_names(facts)
+            # Pass 2: only files with a subscript call are read again, and only those that name a
+            # found kernel are parsed (files that merely re-export are read on demand by linking).
+            second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names)
     finally:
         if pool is not None:
             pool.shutdown()
     facts.update({f.path: f for f in second})
-    sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None})
+    with stopwatch.stage("link"):
+        sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None})
     errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
     if progress is not None:
         progress(total, total)
     return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors)
+
+
+def _candidates(root: str, files: list[str]) -> int:
+    """Files of a small tree that the first pass will parse (the same byte prefilter)."""
+    return sum(1 for f in files if isinstance(data := read_source(root, f), bytes) and is_site_candidate(data))
 
 
 def _tree_names(files: list[str]) -> frozenset[str]:

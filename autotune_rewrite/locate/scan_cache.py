@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from autotune_rewrite import disk_cache
+from autotune_rewrite import disk_cache, stopwatch
 from autotune_rewrite.files import discover
 from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
@@ -68,8 +68,9 @@ def cached_scan(
 
         return scan(root, paths=explicit or None, jobs=jobs, settings=settings)
     store = disk_cache.namespace(_NAMESPACE, SCHEMA, cache_dir, suffix=".pickle")
-    key = _key(root, explicit, settings)
-    result = store.read_pickle(key, ScanResult)
+    with stopwatch.stage("scan_cache"):
+        key = _key(root, explicit, settings)
+        result = store.read_pickle(key, ScanResult)
     if result is not None:
         return result
     from autotune_rewrite.locate.scan import scan  # LibCST is imported only when a scan really runs

@@ -38,7 +38,7 @@ from rich.table import Table
 
 from autotune_rewrite import output
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport, SmemModel
-from autotune_rewrite.check.check import CheckResult
+from autotune_rewrite.check.check import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
@@ -77,7 +77,7 @@ def _spec_label(report: KernelReport) -> str:
     return label
 
 
-def _versions(result: CheckResult, target: Target) -> str:
+def _versions(result: RunInfo | CheckResult, target: Target) -> str:
     ptxas = dict(result.ptxas_versions).get(target.arch.name) or "unknown"
     return f"Triton {result.triton_version}, ptxas {ptxas}"
 
@@ -88,7 +88,7 @@ def _target_label(target: Target) -> str:
     return f"{target.arch.name} (CC {target.arch.dotted})"
 
 
-def _targets_of(result: CheckResult, report: KernelReport) -> list[Target]:
+def _targets_of(result: RunInfo | CheckResult, report: KernelReport) -> list[Target]:
     archs = {v.arch for v in report.verdicts}
     return [t for t in result.targets if t.arch.name in archs]
 
@@ -175,54 +175,13 @@ def _not_judged(report: KernelReport) -> str:
     return f"{report.status.value} {report.site.ident}{spec}: {problem_text(report)}"
 
 
-def print_table(result: CheckResult, strict: bool = False) -> None:
+def print_table(result: CheckResult, strict: bool = False, streamed: bool = False) -> None:
+    """Every kernel's table (unless ``streamed``: ``print_kernel`` printed each one as it was
+    judged), then, always in the same order, the scan's errors, the stanzas and the summary."""
     console = output.stderr()
-    esc = output.escape
-    for report in result.reports:
-        if report.problem is not None:
-            (output.error if report.status is Status.INTERNAL_ERROR else output.warning)(_not_judged(report))
-            continue
-        for target in _targets_of(result, report):
-            rows = [v for v in report.verdicts if v.arch == target.arch.name]
-            title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
-                     f"{esc(_target_label(target))}, {esc(_versions(result, target))}")
-            table = Table(title=title, title_justify="left")
-            table.add_column("config", no_wrap=True)
-            for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):
-                table.add_column(col, justify="right", no_wrap=True)
-            table.add_column("verdict", no_wrap=True)
-            for v in rows:
-                occ = v.occupancy
-                spills = _kb(v.outcome.spills)
-                if v.outcome.spills:
-                    spills = f"[yellow]{spills}[/]"
-                verdict = "[green]launches[/]" if v.launchable else f"[bold red]{_short_verdict(v)}[/]"
-                if report.spec is not None and report.spec.assumptions:
-                    verdict += " [yellow]assumed[/]"
-                table.add_row(
-                    esc(v.config.label()),
-                    _kb(v.outcome.shared_bytes),
-                    _kb(v.outcome.registers),
-                    spills,
-                    "-" if occ is None else str(occ.blocks_per_sm),
-                    "-" if occ is None else str(occ.warps_per_sm),
-                    "-" if occ is None else f"{occ.occupancy:.1%}",
-                    verdict,
-                )
-            output.print_unwrapped(console, table)
-            for v in rows:
-                if not v.launchable:
-                    console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
-            model = _model_line(dict(report.smem_models).get(target.arch.name))
-            console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
-            fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
-            if fit:
-                console.print(f"  largest fitting tile ({target.arch.name}, "
-                              f"{target.arch.smem_optin_per_block:,} B opt-in): {esc(fit)}")
-        if report.status in (Status.COMPILE_CRASHED, Status.NO_LAUNCHABLE):
-            output.warning(_not_judged(report))
-        for note in report.notes:
-            output.warning(f"{report.site.ident}: {explain.note(note)}")
+    if not streamed:
+        for report in result.reports:
+            print_kernel(report, result)
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
     for w in result.warnings:
@@ -230,6 +189,58 @@ def print_table(result: CheckResult, strict: bool = False) -> None:
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)
     console.print(summary(result, strict), markup=False)
+
+
+def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
+    """One kernel x spec on stderr: its table per target, or the line saying why it was not
+    judged. ``check``'s ``on_report`` in table mode, so a big repository shows its first
+    verdicts while the rest still compile."""
+    console = output.stderr()
+    esc = output.escape
+    if report.problem is not None:
+        (output.error if report.status is Status.INTERNAL_ERROR else output.warning)(_not_judged(report))
+        return
+    for target in _targets_of(run, report):
+        rows = [v for v in report.verdicts if v.arch == target.arch.name]
+        title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
+                 f"{esc(_target_label(target))}, {esc(_versions(run, target))}")
+        table = Table(title=title, title_justify="left")
+        table.add_column("config", no_wrap=True)
+        for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):
+            table.add_column(col, justify="right", no_wrap=True)
+        table.add_column("verdict", no_wrap=True)
+        for v in rows:
+            occ = v.occupancy
+            spills = _kb(v.outcome.spills)
+            if v.outcome.spills:
+                spills = f"[yellow]{spills}[/]"
+            verdict = "[green]launches[/]" if v.launchable else f"[bold red]{_short_verdict(v)}[/]"
+            if report.spec is not None and report.spec.assumptions:
+                verdict += " [yellow]assumed[/]"
+            table.add_row(
+                esc(v.config.label()),
+                _kb(v.outcome.shared_bytes),
+                _kb(v.outcome.registers),
+                spills,
+                "-" if occ is None else str(occ.blocks_per_sm),
+                "-" if occ is None else str(occ.warps_per_sm),
+                "-" if occ is None else f"{occ.occupancy:.1%}",
+                verdict,
+            )
+        output.print_unwrapped(console, table)
+        for v in rows:
+            if not v.launchable:
+                console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
+        model = _model_line(dict(report.smem_models).get(target.arch.name))
+        console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
+        fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
+        if fit:
+            console.print(f"  largest fitting tile ({target.arch.name}, "
+                          f"{target.arch.smem_optin_per_block:,} B opt-in): {esc(fit)}")
+    if report.status in (Status.COMPILE_CRASHED, Status.NO_LAUNCHABLE):
+        output.warning(_not_judged(report))
+    for note in report.notes:
+        output.warning(f"{report.site.ident}: {explain.note(note)}")
 
 
 def summary(result: CheckResult, strict: bool = False) -> str:
