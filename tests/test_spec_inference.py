@@ -286,3 +286,28 @@ def test_pointer_dtypes_are_read_from_how_the_kernel_uses_what_it_loads():
     # multiplies them is data, and ``ptr``, reused for two pointers, proves nothing about either.
     assert index_pointer_params(INT_USE_KERNEL, "k") == ("q_ptr", "zero_ptr", "start_ptr", "end_ptr")
     assert int8_dot_params(INT_USE_KERNEL, "k") == ("a_ptr", "b_ptr")
+
+
+@pytest.mark.parametrize("assume, words", [
+    ({"n": ("many",)}, "takes n as a number"),
+    ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),
+    ({"ROWS": ("tl.flaot32",)}, "triton.language has no dtype 'flaot32'"),
+])
+def test_an_assume_value_of_the_wrong_type_is_a_usage_error(pkg, assume, words):
+    import re
+
+    from autotune_rewrite.errors import UserError
+
+    site = _site(pkg)
+    with pytest.raises(UserError, match=re.escape(words)) as err:
+        launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text(), assume=assume,
+                                  assume_origin="pyproject.toml")
+    assert str(err.value).startswith(f"pyproject.toml: assume.{next(iter(assume))} ")
+
+
+def test_an_assume_dtype_for_a_pointer(pkg):
+    site = _site(pkg)
+    res = launch_spec.resolve_specs(site, kernel_source=(pkg / "pkg" / "kernels.py").read_text(),
+                                    assume={"x_ptr": ("*fp16",)})
+    (spec,) = res.specs
+    assert dict(spec.types)["x_ptr"] == "*fp16"

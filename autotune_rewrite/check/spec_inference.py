@@ -338,15 +338,34 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                 try:
                     typed = read_constexpr(v)
                 except ValueError as exc:
-                    raise UserError(f"assume {n} {exc}") from None
+                    raise UserError(f"{_where(origin, n)} {exc}") from None
                 new.params[n] = ParamSpec("constexpr", typed, assumption=a, source="assume")
             else:
-                current = new.params.get(n)
-                ty = current.type if current is not None and current.source != "assumed" else (value_type(v) or "i32")
-                new.params[n] = ParamSpec(ty, v if isinstance(v, int) and not isinstance(v, bool) else _UNSET,
-                                          assumption=a, source="assume")
+                new.params[n] = _runtime_value(ctx, new.params.get(n), n, v, a, _where(origin, n))
         out.append(new)
     return out
+
+
+def _where(origin: str | Callable[[str], str], name: str) -> str:
+    return f"{origin}: assume.{name}" if isinstance(origin, str) else f"assume.{name}"
+
+
+def _runtime_value(ctx: Context, current: ParamSpec | None, name: str, value: Any, a: Assumption,
+                   where: str) -> ParamSpec:
+    """An ``assume`` value for a runtime parameter: a dtype for a pointer (``"*fp16"``), an int
+    for an int, a number for a float. Anything else is the user's mistake (exit 2)."""
+    kind = "" if current is None or current.source == "assumed" and not current.divisible else current.type
+    if current is not None and current.type.startswith("*"):
+        ty = normalize_type(value) if isinstance(value, str) else None
+        if ty is None or not ty.startswith("*"):
+            raise UserError(f"{where} = {value!r}: {ctx.site.kernel} takes {name} as a pointer; give its type, "
+                            'e.g. "*fp16"')
+        return ParamSpec(ty, assumption=a, source="assume")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{where} = {value!r}: {ctx.site.kernel} takes {name} as a number; give an int or a float")
+    if kind.startswith("fp") or kind.startswith("bf") or isinstance(value, float):
+        return ParamSpec(kind or "fp32", assumption=a, source="assume")
+    return ParamSpec(kind or int_type(value), value, assumption=a, source="assume")
 
 
 def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> tuple[tuple, list[Assumption]]:
