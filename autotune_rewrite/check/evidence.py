@@ -158,8 +158,8 @@ class LaunchSpec:
     source: str = ""  # where it came from: "pyproject.toml", "launch a.py:12", "annotations", ...
     divisible: tuple[str, ...] = ()  # ints of unknown value assumed divisible by 16 (and not 1)
     assumptions: tuple[Assumption, ...] = ()  # every fact this spec rests on that nobody stated
-    # @triton.heuristics values, one per config of the site (in ``site.configs`` order)
-    heuristic_values: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    # @triton.heuristics values: name -> ((config label, meta-parameters key, value), ...)
+    heuristic_values: tuple[tuple[str, tuple[tuple[str, str, Any], ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -219,9 +219,9 @@ def do_not_specialize(site: AutotuneSite) -> set[str]:
 
 def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None) -> Specialization:
     kwargs = dict(config.kwargs) if config is not None else {}
-    if spec.heuristic_values and config is not None and site.configs and config in site.configs:
-        index = site.configs.index(config)
-        kwargs.update({name: values[index] for name, values in spec.heuristic_values if name not in kwargs})
+    if spec.heuristic_values and config is not None:
+        kwargs.update({name: value for name, value in heuristic_kwargs(site, spec, config).items()
+                       if name not in kwargs})
     types = dict(spec.types)
     consts = dict(spec.constexprs)
     values = dict(spec.int_values)
@@ -251,6 +251,26 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
                 divisible.append(p.name)
         signature.append((p.name, ty))
     return Specialization(tuple(signature), tuple(constexprs), tuple(divisible))
+
+
+def heuristic_kwargs(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue) -> dict[str, Any]:
+    """The spec's ``@triton.heuristics`` values for ``config``. They were evaluated for the site's
+    own configs (``LaunchSpec.heuristic_values``, by config label); a config a rewrite adds (same
+    tile, other warps or stages) takes those of a config with the same meta-parameters, or the
+    value every config got."""
+    label, meta = config.label(), inf.meta_key(config)
+    out = {}
+    for name, per_config in spec.heuristic_values:
+        exact = [v for lab, key, v in per_config if lab == label]
+        same_meta = [v for lab, key, v in per_config if key == meta]
+        if exact or same_meta:
+            out[name] = (exact or same_meta)[0]
+        elif len({repr(v) for _, _, v in per_config}) == 1:
+            out[name] = per_config[0][2]
+        else:
+            raise ValueError(f"@triton.heuristics {name} was not evaluated for {label}, and its value "
+                             "differs between the kernel's configs")
+    return out
 
 
 def name_divisible(spec: LaunchSpec, name: str) -> bool:

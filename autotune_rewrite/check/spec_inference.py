@@ -368,6 +368,11 @@ def _runtime_value(ctx: Context, current: ParamSpec | None, name: str, value: An
     return ParamSpec(kind or int_type(value), value, assumption=a, source="assume")
 
 
+def meta_key(config) -> str:
+    """A config's meta-parameters, as a key (``heuristic_values`` are stored by it and by label)."""
+    return repr(sorted(config.kwargs.items()))
+
+
 def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> tuple[tuple, list[Assumption]]:
     """Each heuristic's value per config (``site.configs`` order), evaluated on the draft's
     values; a heuristic that cannot be evaluated makes its parameter lacking."""
@@ -387,7 +392,7 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     for h in heuristics:
         values, why = [], ""
         for config in ctx.site.configs or (None,):
-            args = {**base, **config_args(config), **{n: v[len(values)] for n, v in out}}
+            args = {**base, **config_args(config), **{n: v[len(values)][2] for n, v in out}}
             known, value, why = evaluate(h, args)
             if not known:
                 break
@@ -397,7 +402,8 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
             draft.lacking.append(h.name)
             draft.why[h.name] = f"set by @triton.heuristics, which does not evaluate statically here ({why})"
             continue
-        out.append((h.name, tuple(values)))
+        configs = ctx.site.configs or ()
+        out.append((h.name, tuple((c.label(), meta_key(c), v) for c, v in zip(configs, values))))
         code = h.pm.code(h.node)
         used = [n for n in guessed if f"'{n}'" in code or f'"{n}"' in code]
         if used:

@@ -166,6 +166,8 @@ def context(kr, run, bench: dict | None = None) -> dict:
         "targets": ", ".join(d.targets),
         "explanation": explain.explanation(d),
         "notes": list(kr.notes),
+        "assumptions": [{"spec": r.spec.name, "parameter": a.parameter, "value": a.value, "source": a.source}
+                        for r in reports if r.spec is not None for a in r.spec.assumptions],
         "files": [f"{prefix}{c.path}" for c in kr.changes],
         "before": before,
         "after": after,
