@@ -102,10 +102,12 @@ def test_not_judged_kernels_come_before_any_compile_and_the_result_keeps_scan_or
     real = compile_pool.compile_job
     monkeypatch.setattr(compile_pool, "compile_job",
                         lambda job, **kw: events.append(f"compile {job.bundle.kernel}") or real(job, **kw))
-    result = check_stage.check(repo, workers=1, cache_dir=tmp_path,
+    # exact: the unconfigured kernel stays needs_spec (no assumptions), as a gate would run it
+    result = check_stage.check(repo, workers=1, cache_dir=tmp_path, exact=True,
                                on_report=lambda report, info: events.append(f"report {report.site.kernel}"))
     assert [r.site.kernel for r in result.reports] == ORDER
-    assert [r.status for r in result.reports] == [Status.JUDGED, Status.NEEDS_SPEC, Status.UNRESOLVED, Status.JUDGED]
+    assert [r.status.judged for r in result.reports] == [True, False, False, True]
+    assert [r.status for r in result.reports][1:3] == [Status.NEEDS_SPEC, Status.UNRESOLVED]
     reported = [e.split()[1] for e in events if e.startswith("report")]
     assert sorted(reported) == sorted(ORDER)  # each kernel once
     first_compile = next(i for i, e in enumerate(events) if e.startswith("compile"))
@@ -137,7 +139,7 @@ def test_a_warm_run_reports_the_same_and_json_is_in_scan_order(repo, cache):
 def test_table_mode_prints_each_kernel_then_one_summary_at_the_end(repo, cache):
     env = {**os.environ, "PYTHONPATH": pythonpath(), "AUTOTUNE_REWRITE_CACHE_DIR": str(cache), "AUTOTUNE_REWRITE_HEARTBEAT_S": "0",
            "NO_COLOR": "1", "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(repo)],
+    out = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(repo), "--exact"],
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     err = out.stderr
@@ -147,7 +149,7 @@ def test_table_mode_prints_each_kernel_then_one_summary_at_the_end(repo, cache):
     assert err.count("warning: needs_spec pkg/kernels.py::unconfigured_kernel") == 1
     assert err.count("warning: unresolved pkg/kernels.py::env_kernel") == 1
     summary = err.rindex("judged 2 of 4 kernels")
-    assert summary > err.rindex("[[tool.autotune-rewrite.kernels]]")  # the stanza, then the summary
+    assert summary > err.rindex("[tool.autotune-rewrite.assume]")  # the table to fill in, then the summary
     assert summary > err.index("pkg/kernels.py::last_kernel  spec f32")
 
 

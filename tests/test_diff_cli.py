@@ -71,8 +71,9 @@ def test_json_format_carries_decisions_evidence_and_the_diff(tmp_path, cache):
     assert k["kernel"] == "proj/project.py::_proj_kernel"
     assert [c["config"] for c in k["configs"]] == ["BLOCK_D=64 w8 s2"]
     assert k["configs"][0]["evidence"][0]["shared_bytes"] == 10240  # check's verdict shape
-    assert [(o["kernel"], o["status"], o["assumptions"]) for o in doc["outcomes"]] == [
-        ("proj/project.py::_proj_kernel", "judged", [])]
+    # The fixture's spec gives no value for B: assumed divisible by 16, and said so.
+    assert [(o["kernel"], o["status"], [a["parameter"] for a in o["assumptions"]]) for o in doc["outcomes"]] == [
+        ("proj/project.py::_proj_kernel", "assumed", ["B"])]
     assert doc["diff"].startswith("diff --git a/proj/project.py b/proj/project.py\n")
 
 
@@ -85,5 +86,6 @@ def test_unresolved_configs_are_skipped_with_the_reason(tmp_path, cache):
     )
     proc = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache, check_rc=1)
     assert "unresolved proj/dynamic.py::dyn_kernel: configs not statically known" in proc.stderr
-    assert "judged 1 of 2 kernels; not judged: unresolved proj/dynamic.py::dyn_kernel" in proc.stderr
+    assert "judged 1 of 2 kernels (1 with assumptions); not judged: unresolved proj/dynamic.py::dyn_kernel" \
+        in proc.stderr
     assert "diff --git a/proj/project.py" in proc.stdout and "dynamic.py" not in proc.stdout

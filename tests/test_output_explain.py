@@ -60,7 +60,15 @@ def test_notes():
     assert explain.note(cf.Spills("BLOCK_H=16", "sm_120", "BLOCK_T=16 w16 s2", 40, 128)) == (
         "sm_120 BLOCK_T=16 w16 s2 (launch spec BLOCK_H=16): spills 40 registers to local memory "
         "(128 registers/thread)")
-    assert explain.note(cf.AssumedDtype("default", ("q", "k"))).startswith("pointer dtypes assumed (--assume-dtype): q, k;")
+    from autotune_rewrite.outcomes import Assumption
+
+    words = explain.note(cf.Assumed("default", (
+        Assumption("q", "*bf16", "pointer dtype not in the code: assumed bf16 (--assume-dtype)"),
+        Assumption("k", "*bf16", "pointer dtype not in the code: assumed bf16 (--assume-dtype)"),
+        Assumption("n", "divisible by 16", "an int of unknown value"))))
+    assert words.startswith("launch spec default rests on 3 assumption(s)")
+    assert "q = *bf16, k = *bf16 (pointer dtype not in the code: assumed bf16 (--assume-dtype)); " \
+           "n = divisible by 16 (an int of unknown value)" in words
     assert "compiled without a known value" in explain.note(cf.UnknownInts("default", ("n",)))
     assert explain.note(cf.UnknownInts("default", ("n", "m"))).split(": ")[1].startswith("n, m;")
 
