@@ -114,11 +114,19 @@ def run(entry: Callable[[], object], report: Callable[[int], None]) -> None:
     try:
         entry()
     except Interrupted as stop:
-        for sig in _SIGNALS:  # nothing may cut the last cleanup short
-            signal.signal(sig, signal.SIG_IGN)
+        _ignore()  # nothing may cut the last cleanup short
         tempdirs.remove_all()
         report(stop.signum)
         raise SystemExit(stop.exit_code) from None
+    finally:
+        # The command's result is complete (or reported): a signal during interpreter shutdown
+        # (joining pool workers, flushing output) must not turn its exit code into a kill.
+        _ignore()
+
+
+def _ignore() -> None:
+    for sig in _SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 __all__ = ["Interrupted", "deferred", "install", "reset_in_child", "run"]
