@@ -291,8 +291,6 @@ def _from_source(p: KernelParam, passed: bool) -> ParamSpec | None:
     if ann is not None:
         return ParamSpec(ann, source="annotation")
     if passed or not p.default_known:
-        if p.is_constexpr:
-            return None
         return None
     value = p.default_value
     if p.is_constexpr:

@@ -19,51 +19,18 @@ from dataclasses import replace
 
 import libcst as cst
 
+from autotune_rewrite.locate.torch_names import (
+    CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
+    SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
+)
+from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape
 from autotune_rewrite.model import ArgFact
 
 _MAX_DEPTH = 12
 
-# torch factories that take ``dtype=`` (default: torch's default dtype, float32) and return a
-# fresh, contiguous tensor.
-_FACTORIES = {"empty", "zeros", "ones", "full", "rand", "randn", "empty_strided", "tensor", "arange", "randint"}
-_LIKE = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
-_NEW = {"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"}
-# methods that keep a tensor's dtype (the ones in the first set also return it contiguous)
-_SAME_FRESH = {"contiguous", "clone"}
-_SAME = {"view", "reshape", "transpose", "t", "permute", "flatten", "squeeze", "unsqueeze", "expand",
-         "detach", "narrow", "select", "unflatten", "view_as", "expand_as", "repeat", "T", "mT",
-         "as_strided", "index_select", "masked_fill", "fill_", "zero_", "copy_", "mul", "add", "sub"}
-_CASTS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
-          "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
-_INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr", "get_device"}
-_INT_ATTRS = {"ndim"}
-_INT_CALLS = {"len", "int", "cdiv", "next_power_of_2", "ceil", "floor", "prod", "gcd", "lcm", "round"}
-_FLOAT_CALLS = {"float", "sqrt", "log", "log2", "exp", "pow", "rsqrt"}
-_TORCH_DTYPES = {"float32", "float", "float16", "half", "bfloat16", "float64", "double", "int8", "int16",
-                 "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64", "bool",
-                 "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "short"}
-_CANON = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "long": "int64",
-          "short": "int16"}
-_TENSOR_HINTS = {"Tensor", "torch.Tensor"}
-# torch's legacy tensor types, used as hints: a tensor (their dtype is too loosely used to trust:
-# ``scales: torch.FloatTensor`` is often fp16), except the integer ones.
-_LEGACY_TENSORS = {"FloatTensor", "HalfTensor", "BFloat16Tensor", "DoubleTensor", "IntTensor", "LongTensor",
-                   "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor"}
-_LEGACY_INT_DTYPES = {"IntTensor": "int32", "LongTensor": "int64", "ShortTensor": "int16", "ByteTensor": "uint8",
-                      "CharTensor": "int8", "BoolTensor": "bool"}
-
 
 def _unknown(text: str, why: str = "") -> ArgFact:
     return ArgFact(slot=0, text=text, kind="unknown", why=why)
-
-
-def _dtype_name(node: cst.BaseExpression) -> str | None:
-    """``torch.float32`` / ``tl.float32`` / ``torch.half`` -> ``float32``, else None."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute)):
-        name = node.attr.value
-        if name in _TORCH_DTYPES:
-            return _CANON.get(name, name)
-    return None
 
 
 def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
@@ -71,122 +38,6 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if a.keyword is not None and a.keyword.value == name:
             return a.value
     return None
-
-
-class Wrapper:
-    """The function around a launch: its parameters and its local assignments, by name."""
-
-    def __init__(self, pm, fn: cst.FunctionDef | None):
-        self.pm = pm
-        self.fn = fn
-        self.params: dict[str, cst.Param] = {}
-        self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
-        if fn is None:
-            return
-        p = fn.params
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            self.params[param.name.value] = param
-        top = {id(small) for stmt in getattr(fn.body, "body", ()) if isinstance(stmt, cst.SimpleStatementLine)
-               for small in stmt.body}
-        order: dict[str, list[tuple[cst.BaseExpression | None, bool]]] = {}
-        fn.body.visit(_AssignVisitor(order, top))
-        for name, bindings in order.items():
-            # Straight-line code: the last top-level assignment hides every earlier one.
-            last = max((i for i, (_, is_top) in enumerate(bindings) if is_top), default=0)
-            self.assigned[name] = [value for value, _ in bindings[last:]]
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.pm.code(node).strip()
-
-
-class _AssignVisitor(cst.CSTVisitor):
-    """Local assignments of one function (not of nested functions or classes), in source order:
-    name -> [(value, at the function's top level)]. ``None`` marks a binding whose value is not
-    one expression (a loop target, ``with ... as``, an augmented assignment)."""
-
-    def __init__(self, out: dict, top: set[int]):
-        self.out = out
-        self.top = top
-        self._current: cst.CSTNode | None = None
-
-    def _add(self, name: str, value) -> None:
-        self.out.setdefault(name, []).append((value, id(self._current) in self.top))
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Name):
-            self._add(target.value, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            elements = [e.value for e in target.elements]
-            values = (value.elements if isinstance(value, (cst.Tuple, cst.List)) and
-                      len(value.elements) == len(elements) else None)
-            for i, el in enumerate(elements):
-                if values is not None and not isinstance(values[i], cst.StarredElement):
-                    self._bind(el, values[i].value)
-                elif value is not None and _is_shape(value):
-                    self._bind(el, _SHAPE_ITEM)  # ``M, K = x.shape``: every item an int
-                else:
-                    self._bind(el, None)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._current = node
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._current = node
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._current = node
-        if isinstance(node.target, cst.Name):
-            self._add(node.target.value, None)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._current = node
-        self._bind(node.target, node.value)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._current = node
-        self._bind_unknown(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._current = node
-        self._bind_unknown(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        self._current = node
-        if node.asname is not None:
-            self._bind_unknown(node.asname.name)
-
-    def _bind_unknown(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self._add(target.value, None)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._bind_unknown(e.value)
-
-
-# A stand-in expression for one item of ``x.shape`` (an int of unknown value).
-_SHAPE_ITEM = cst.Name("__shape_item__")
-
-
-def _is_shape(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
-        return True
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
-            and not node.args:
-        return True
-    return isinstance(node, cst.Subscript) and _is_shape(node.value)
 
 
 class ArgReader:
@@ -205,7 +56,7 @@ class ArgReader:
 
     # ---------------------------------------------------------------------------------------
     def _fact(self, e: cst.BaseExpression, depth: int) -> ArgFact:
-        text = self.w.code(e) if e is not _SHAPE_ITEM else "x.shape[i]"
+        text = self.w.code(e) if e is not SHAPE_ITEM else "x.shape[i]"
         if depth > _MAX_DEPTH:
             return _unknown(text, "followed too far")
         method = getattr(self, "_f_" + type(e).__name__, None)
@@ -221,7 +72,7 @@ class ArgReader:
         return ArgFact(0, "", "float", value=e.evaluated_value, value_known=True, why="literal")
 
     def _f_Name(self, e, d):
-        if e is _SHAPE_ITEM:
+        if e is SHAPE_ITEM:
             return ArgFact(0, "", "int", why="a tensor's size")
         if e.value in ("True", "False"):
             return ArgFact(0, "", "bool", value=e.value == "True", value_known=True, why="literal")
@@ -238,7 +89,7 @@ class ArgReader:
             finally:
                 self._active.discard(e.value)
             joined = _join(facts, e.value)
-            if len(values) == 1 and isinstance(values[0], cst.BaseExpression) and values[0] is not _SHAPE_ITEM:
+            if len(values) == 1 and isinstance(values[0], cst.BaseExpression) and values[0] is not SHAPE_ITEM:
                 joined = replace(joined, why=f"{e.value} = {self.w.code(values[0])}")
             return joined
         if e.value in self.w.params:
@@ -265,21 +116,21 @@ class ArgReader:
                                why=f"wrapper default {name}={self.w.code(param.default)}")
         if kind is not None:
             legacy = self.w.code(hint).split(".")[-1] if hint is not None else ""
-            return ArgFact(0, "", kind, dtype=_LEGACY_INT_DTYPES.get(legacy), why=f"type hint of {name}",
+            return ArgFact(0, "", kind, dtype=LEGACY_INT_DTYPES.get(legacy), why=f"type hint of {name}",
                            optional=optional or (default is not None and default.kind == "none"))
         if default is not None and default.kind == "none":
             return ArgFact(0, "", "unknown", optional=True, why=f"{name} defaults to None")
         return _unknown("", f"wrapper parameter {name} has no type hint")
 
     def _f_Attribute(self, e, d):
-        dtype = _dtype_name(e)
+        dtype = dtype_name(e)
         if dtype is not None:
             # The value as the runtime passes it: a ``tl.dtype`` stays one, a torch dtype stays torch's.
             base = self.w.code(e.value)
             spelled = f"torch.{e.attr.value}" if base in ("torch", "th") else f"tl.{e.attr.value}"
             return ArgFact(0, "", "dtype", dtype=dtype, value=spelled, value_known=True, why="dtype literal")
         attr = e.attr.value
-        if attr in _INT_ATTRS:
+        if attr in INT_ATTRS:
             return ArgFact(0, "", "int", why=f".{attr}")
         if attr == "dtype":
             base = self._fact(e.value, d)
@@ -293,7 +144,7 @@ class ArgReader:
         return _unknown("")
 
     def _f_Subscript(self, e, d):
-        if _is_shape(e):
+        if is_shape(e):
             return ArgFact(0, "", "int", why="a tensor's size")
         base = self._fact(e.value, d)
         if base.kind == "tensor":
@@ -307,7 +158,7 @@ class ArgReader:
             return _unknown("")
         on = func.value if isinstance(func, cst.Attribute) else None
         on_torch = on is not None and self.w.code(on) in ("torch", "th")
-        if name in _FACTORIES and (on_torch or on is None):
+        if name in FACTORIES and (on_torch or on is None):
             given = _kwarg(e, "dtype")
             if given is not None:
                 dt = self._dtype_of(given, d)
@@ -318,14 +169,14 @@ class ArgReader:
                 return ArgFact(0, "", "tensor", fresh=True, why=f"torch.{name} without dtype")
             return ArgFact(0, "", "tensor", dtype="float32", fresh=True, why=f"torch.{name}: the default dtype",
                            assumption="torch's default dtype is float32")
-        if name in _LIKE and e.args:
+        if name in LIKE and e.args:
             given = _kwarg(e, "dtype")
             if given is not None:
                 return ArgFact(0, "", "tensor", dtype=self._dtype_of(given, d), fresh=True, why=f"{name}(dtype=...)")
             base = self._fact(e.args[0].value, d)
             return ArgFact(0, "", "tensor", dtype=base.dtype if base.kind == "tensor" else None, fresh=True,
                            why=f"{name}({self.w.code(e.args[0].value)})", assumption=base.assumption)
-        if on is not None and name in _NEW:
+        if on is not None and name in NEW:
             base = self._fact(on, d)
             given = _kwarg(e, "dtype")
             dt = self._dtype_of(given, d) if given is not None else (base.dtype if base.kind == "tensor" else None)
@@ -340,22 +191,22 @@ class ArgReader:
             if dt is None and (target is None or self._fact(target, d).kind not in ("dtype", "tensor")):
                 dt = base.dtype if base.kind == "tensor" else None  # .to(device)
             return ArgFact(0, "", "tensor", dtype=dt, why=".to(...)")
-        if on is not None and name in _CASTS and not e.args:
-            return ArgFact(0, "", "tensor", dtype=_CASTS[name], fresh=False, why=f".{name}()")
-        if on is not None and (name in _SAME_FRESH or name in _SAME):
+        if on is not None and name in CASTS and not e.args:
+            return ArgFact(0, "", "tensor", dtype=CASTS[name], fresh=False, why=f".{name}()")
+        if on is not None and (name in SAME_FRESH or name in SAME):
             base = self._fact(on, d)
             if base.kind != "tensor":
                 return _unknown("")
             if name == "view" and e.args and (dt := self._dtype_of(e.args[0].value, d)):
                 return replace(base, dtype=dt, fresh=False, why=".view(dtype)")
-            return replace(base, fresh=name in _SAME_FRESH, why=f".{name}()")
-        if on is not None and name in _INT_METHODS:
+            return replace(base, fresh=name in SAME_FRESH, why=f".{name}()")
+        if on is not None and name in INT_METHODS:
             if name == "stride" and e.args:
                 return self._stride(on, e.args[0].value, d)
             return ArgFact(0, "", "int", why=f".{name}()")
-        if name in _INT_CALLS:
+        if name in INT_CALLS:
             return self._int_call(name, e, d)
-        if name in _FLOAT_CALLS:
+        if name in FLOAT_CALLS:
             return ArgFact(0, "", "float", why=f"{name}(...)")
         if name == "bool":
             return ArgFact(0, "", "bool", why="bool(...)")
@@ -521,7 +372,7 @@ def _hint_kind(w: Wrapper, hint) -> tuple[str | None, bool]:
     if len(parts) != 1:
         return None, optional
     text = parts[0]
-    if text in _TENSOR_HINTS or text.endswith(".Tensor") or text.split(".")[-1] in _LEGACY_TENSORS:
+    if text in TENSOR_HINTS or text.endswith(".Tensor") or text.split(".")[-1] in LEGACY_TENSORS:
         return "tensor", optional
     if text in ("int", "float", "bool"):
         return text, optional

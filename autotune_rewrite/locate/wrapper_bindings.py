@@ -1,0 +1,133 @@
+"""The function around a launch: its parameters, and its local assignments as they bind names.
+
+``launch_args`` reads each argument of a ``kernel[grid](...)`` call through these bindings. A
+name assigned several times is all of its bindings (branches), except that straight-line code
+hides what a later top-level assignment overwrites; a loop target, ``with ... as`` or an
+augmented assignment binds a value that is not one expression (``None``); ``M, K = x.shape``
+binds each name to one item of a shape (``SHAPE_ITEM``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+class Wrapper:
+    """The function around a launch: its parameters and its local assignments, by name."""
+
+    def __init__(self, pm, fn: cst.FunctionDef | None):
+        self.pm = pm
+        self.fn = fn
+        self.params: dict[str, cst.Param] = {}
+        self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        if fn is None:
+            return
+        p = fn.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            self.params[param.name.value] = param
+        top = {id(small) for stmt in getattr(fn.body, "body", ()) if isinstance(stmt, cst.SimpleStatementLine)
+               for small in stmt.body}
+        order: dict[str, list[tuple[cst.BaseExpression | None, bool]]] = {}
+        fn.body.visit(_AssignVisitor(order, top))
+        for name, bindings in order.items():
+            # Straight-line code: the last top-level assignment hides every earlier one.
+            last = max((i for i, (_, is_top) in enumerate(bindings) if is_top), default=0)
+            self.assigned[name] = [value for value, _ in bindings[last:]]
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.pm.code(node).strip()
+
+
+class _AssignVisitor(cst.CSTVisitor):
+    """Local assignments of one function (not of nested functions or classes), in source order:
+    name -> [(value, at the function's top level)]. ``None`` marks a binding whose value is not
+    one expression (a loop target, ``with ... as``, an augmented assignment)."""
+
+    def __init__(self, out: dict, top: set[int]):
+        self.out = out
+        self.top = top
+        self._current: cst.CSTNode | None = None
+
+    def _add(self, name: str, value) -> None:
+        self.out.setdefault(name, []).append((value, id(self._current) in self.top))
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self._add(target.value, value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            values = (value.elements if isinstance(value, (cst.Tuple, cst.List)) and
+                      len(value.elements) == len(elements) else None)
+            for i, el in enumerate(elements):
+                if values is not None and not isinstance(values[i], cst.StarredElement):
+                    self._bind(el, values[i].value)
+                elif value is not None and is_shape(value):
+                    self._bind(el, SHAPE_ITEM)  # ``M, K = x.shape``: every item an int
+                else:
+                    self._bind(el, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._current = node
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._current = node
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._current = node
+        if isinstance(node.target, cst.Name):
+            self._add(node.target.value, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._current = node
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._current = node
+        self._bind_unknown(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._current = node
+        self._bind_unknown(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self._current = node
+        if node.asname is not None:
+            self._bind_unknown(node.asname.name)
+
+    def _bind_unknown(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self._add(target.value, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._bind_unknown(e.value)
+
+
+# A stand-in expression for one item of ``x.shape`` (an int of unknown value).
+SHAPE_ITEM = cst.Name("__shape_item__")
+
+
+def is_shape(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
+            and not node.args:
+        return True
+    return isinstance(node, cst.Subscript) and is_shape(node.value)
+
+
+
+
+__all__ = ["SHAPE_ITEM", "Wrapper", "is_shape"]
