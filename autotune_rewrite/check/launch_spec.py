@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autotune_rewrite.check import spec_cases as cases
 from autotune_rewrite.check import spec_inference as inf
 from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
 from autotune_rewrite.check.pointer_params import (
@@ -113,7 +114,7 @@ def resolve_specs(
     not_compiled: tuple[str, ...] = ()
     if mine:
         for key, entry in mine:
-            drafts += inf.branches(ctx, inf.one_draft(ctx, entry.spec, _stated(site, entry, settings_file, key),
+            drafts += cases.branches(ctx, inf.one_draft(ctx, entry.spec, _stated(site, entry, settings_file, key),
                                                       {}, None))
         sources.append(settings_file)
     else:
@@ -130,10 +131,10 @@ def resolve_specs(
             sources.append("launches")
         else:
             per_launch = [inf.one_draft(ctx, "default", {}, {}, None)]
-        drafts = [b for d in per_launch for b in inf.branches(ctx, d)]
+        drafts = [b for d in per_launch for b in cases.branches(ctx, d)]
     if assume:
-        drafts = [d for draft in drafts for d in inf.sweep(ctx, draft, assume, assume_origin)]
-    specs = tuple(_spec(site, d, sources, *inf.heuristic_values(ctx, d, heuristics)) for d in drafts)
+        drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
+    specs = tuple(_spec(site, d, sources, *cases.heuristic_values(ctx, d, heuristics)) for d in drafts)
     missing = tuple((d.name, tuple(d.lacking)) for d in drafts if d.lacking)
     why = {n: w for d in drafts for n, w in d.why.items()}
     stanza = render_stanza(site, specs, dict(missing), why) if missing else ""
@@ -258,7 +259,7 @@ def heuristic_kwargs(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue) 
     own configs (``LaunchSpec.heuristic_values``, by config label); a config a rewrite adds (same
     tile, other warps or stages) takes those of a config with the same meta-parameters, or the
     value every config got."""
-    label, meta = config.label(), inf.meta_key(config)
+    label, meta = config.label(), cases.meta_key(config)
     out = {}
     for name, per_config in spec.heuristic_values:
         exact = [v for lab, key, v in per_config if lab == label]

@@ -1,0 +1,132 @@
+"""One spec becomes several cases, or gains per-config values: sweeps, branches, heuristics.
+
+- ``sweep``: the ``assume`` table / ``--assume`` fills what a spec does not know; a list of
+  values is one spec per combination (at most ``MAX_SWEEP``);
+- ``branches``: a constexpr the launch gives as ``a if c else b``, or a flag nothing sets, is
+  one spec per value;
+- ``heuristic_values``: each ``@triton.heuristics`` value per config, evaluated on the spec.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from autotune_rewrite.check.constexpr_values import read_constexpr
+from autotune_rewrite.check.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
+from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.outcomes import Assumption
+
+MAX_SWEEP = 8  # specs one sweep may make of one launch's spec
+
+
+def branches(ctx: Context, draft: Draft) -> list[Draft]:
+    """One spec per value a constexpr's branches give (``a if c else b`` at the launch)."""
+    if not draft.options:
+        return [draft]
+    return sweep(ctx, draft, draft.options, draft.option_why.get, fill=set(draft.options))
+
+
+def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
+          fill: set[str] | None = None) -> list[Draft]:
+    """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
+    value (and ``fill``: these names whatever they hold). A list of values gives one spec per
+    combination (at most ``MAX_SWEEP``)."""
+    names = [p.name for p in ctx.site.params if p.name in assume and ((fill and p.name in fill) or
+        p.name in draft.lacking or (p.name in draft.params and (
+            draft.params[p.name].source == "assumed" or draft.params[p.name].divisible)))]
+    if not names:
+        return [draft]
+    combos = list(itertools.islice(itertools.product(*(assume[n] for n in names)), MAX_SWEEP))
+    out = []
+    for combo in combos:
+        swept = [f"{n}={v}" for n, v in zip(names, combo) if len(assume[n]) > 1]
+        new = Draft(" ".join([draft.name, *swept]),
+                    dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why),
+                    {k: v for k, v in draft.options.items() if k not in names},
+                    {k: v for k, v in draft.option_why.items() if k not in names})
+        by_param = {p.name: p for p in ctx.site.params}
+        for n, v in zip(names, combo):
+            a = Assumption(n, repr(v), origin(n) if callable(origin) else f"{origin} assume table")
+            if by_param[n].is_constexpr:
+                try:
+                    typed = read_constexpr(v)
+                except ValueError as exc:
+                    raise UserError(f"{_where(origin, n)} {exc}") from None
+                new.params[n] = ParamSpec("constexpr", typed, assumption=a, source="assume")
+            else:
+                new.params[n] = _runtime_value(ctx, new.params.get(n), n, v, a, _where(origin, n))
+        out.append(new)
+    return out
+
+
+def _where(origin: str | Callable[[str], str], name: str) -> str:
+    return f"{origin}: assume.{name}" if isinstance(origin, str) else f"assume.{name}"
+
+
+def _runtime_value(ctx: Context, current: ParamSpec | None, name: str, value: Any, a: Assumption,
+                   where: str) -> ParamSpec:
+    """An ``assume`` value for a runtime parameter: a dtype for a pointer (``"*fp16"``), an int
+    for an int, a number for a float. Anything else is the user's mistake (exit 2)."""
+    kind = "" if current is None or current.source == "assumed" and not current.divisible else current.type
+    if current is not None and current.type.startswith("*"):
+        ty = normalize_type(value) if isinstance(value, str) else None
+        if ty is None or not ty.startswith("*"):
+            raise UserError(f"{where} = {value!r}: {ctx.site.kernel} takes {name} as a pointer; give its type, "
+                            'e.g. "*fp16"')
+        return ParamSpec(ty, assumption=a, source="assume")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserError(f"{where} = {value!r}: {ctx.site.kernel} takes {name} as a number; give an int or a float")
+    if kind.startswith("fp") or kind.startswith("bf") or isinstance(value, float):
+        return ParamSpec(kind or "fp32", assumption=a, source="assume")
+    return ParamSpec(kind or int_type(value), value, assumption=a, source="assume")
+
+
+def meta_key(config) -> str:
+    """A config's meta-parameters, as a key (``heuristic_values`` are stored by it and by label)."""
+    return repr(sorted(config.kwargs.items()))
+
+
+def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> tuple[tuple, list[Assumption]]:
+    """Each heuristic's value per config (``site.configs`` order), evaluated on the draft's
+    values; a heuristic that cannot be evaluated makes its parameter lacking."""
+    from autotune_rewrite.check.heuristics import TensorArg, config_args, evaluate
+
+    base: dict[str, Any] = {}
+    guessed: list[str] = []
+    for name, spec in draft.params.items():
+        if spec.has_value:
+            base[name] = spec.value
+        elif spec.type.startswith("*"):
+            base[name] = TensorArg()
+        elif spec.divisible:
+            base[name] = ASSUMED_INT
+            guessed.append(name)
+    out, assumptions = [], []
+    for h in heuristics:
+        values, why = [], ""
+        for config in ctx.site.configs or (None,):
+            args = {**base, **config_args(config), **{n: v[len(values)][2] for n, v in out}}
+            known, value, why = evaluate(h, args)
+            if not known:
+                break
+            values.append(value)
+        if len(values) != len(ctx.site.configs or (None,)):
+            draft.params.pop(h.name, None)
+            draft.lacking.append(h.name)
+            draft.why[h.name] = f"set by @triton.heuristics, which does not evaluate statically here ({why})"
+            continue
+        configs = ctx.site.configs or ()
+        out.append((h.name, tuple((c.label(), meta_key(c), v) for c, v in zip(configs, values))))
+        code = h.pm.code(h.node)
+        used = [n for n in guessed if f"'{n}'" in code or f'"{n}"' in code]
+        if used:
+            assumptions.append(Assumption(h.name, "per config", "@triton.heuristics evaluated with "
+                                          + ", ".join(f"{n} = {ASSUMED_INT}" for n in used)
+                                          + " (ints of unknown value)"))
+    return tuple(out), assumptions
+
+
+__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "meta_key", "sweep"]
