@@ -311,3 +311,13 @@ def test_an_assume_dtype_for_a_pointer(pkg):
                                     assume={"x_ptr": ("*fp16",)})
     (spec,) = res.specs
     assert dict(spec.types)["x_ptr"] == "*fp16"
+
+
+def test_a_fresh_tensors_last_stride_is_exact(pkg):
+    site = _site(pkg)
+    (launch,) = site.launches
+    ops = (pkg / "pkg" / "ops.py")
+    ops.write_text(ops.read_text().replace("x.stride(0), x.stride(1), scale", "out.stride(0), out.stride(1), scale"))
+    (launch,) = _site(pkg).launches
+    facts = {f.slot: f for f in launch.arguments}
+    assert (facts[6].value, facts[6].assumption) == (1, "")  # out = torch.empty(...): contiguous, exact

@@ -458,8 +458,10 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
             continue
         fact = reader.fact(a.value)
         if a.value in last and not fact.value_known:
+            # Exact for a tensor freshly allocated or made contiguous here; assumed otherwise.
+            fresh = reader.fact(a.value.func.value).fresh
             fact = replace(fact, value=1, value_known=True, why="its tensor's last-dim stride",
-                           assumption=f"{last[a.value]} is contiguous in its last dim")
+                           assumption="" if fresh else f"{last[a.value]} is contiguous in its last dim")
         if a.keyword is None:
             out.append(replace(fact, slot=index))
             index += 1
