@@ -57,7 +57,10 @@ def tally(result: dict) -> dict:
             for r in reports:
                 for name in (r.get("problem") or {}).get("missing") or ():
                     missing[name] += 1
-    resolved = sum(1 for reports in by_site.values() if reports[0]["status"] != "unresolved")
+    # Resolved configs: everything but the locator's "configs not statically known / empty" (a
+    # kernel whose module cannot be loaded has resolved configs and counts as not judged).
+    resolved = sum(1 for reports in by_site.values()
+                   if (reports[0].get("problem") or {}).get("reason") not in ("configs_unresolved", "configs_empty"))
     judged = counts["judged_exact"] + counts["judged_assumed"]
     return {
         "kernels": len(by_site),
@@ -67,7 +70,8 @@ def tally(result: dict) -> dict:
         "judged_share_of_resolved": round(judged / resolved, 3) if resolved else None,
         "needs_spec": counts["needs_spec"],
         "needs_spec_top_missing": missing.most_common(8),
-        "unresolved": counts["unresolved"],
+        "unresolved_configs": len(by_site) - resolved,
+        "not_loadable": counts["unresolved"] - (len(by_site) - resolved),
         "failed": sum(counts[s] for s in ("compile_crashed", "internal_error", "spec_suspect")),
         "other": {s: n for s, n in counts.items() if s not in (
             "judged_exact", "judged_assumed", "needs_spec", "unresolved", "compile_crashed", "internal_error",
