@@ -108,6 +108,7 @@ class ArgFact:
     assumption: str = ""
     options: tuple[Any, ...] = ()  # value unknown, but one of these (the branches of ``a if c else b``)
     upper: int | None = None  # an int of unknown value that the code bounds (``min(128, x)``)
+    expr: str = ""  # value unknown: the expression it comes from (``128 if K == 96 else K``)
 
 
 @dataclass(frozen=True)

@@ -321,3 +321,18 @@ def test_a_fresh_tensors_last_stride_is_exact(pkg):
     (launch,) = _site(pkg).launches
     facts = {f.slot: f for f in launch.arguments}
     assert (facts[6].value, facts[6].assumption) == (1, "")  # out = torch.empty(...): contiguous, exact
+
+
+def test_an_assumed_wrapper_name_decides_the_constexpr_computed_from_it(pkg):
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("    n = x.shape[0]\n", "    n = x.shape[0]\n    width = x.shape[1]\n"
+                                           "    d = 32 if width == 96 else width\n").replace("D=16,", "D=d,"))
+    site = _site(pkg)
+    source = (pkg / "pkg" / "kernels.py").read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source, exact=True, assume_dtype="bf16")
+    assert "D" in dict(res.missing)["default"]
+    assert "(d = 32 if width == 96 else width)" in res.stanza  # where its value comes from
+    res = launch_spec.resolve_specs(site, kernel_source=source, assume={"width": (96, 64)})
+    assert sorted(dict(s.constexprs)["D"] for s in res.specs) == [32, 64]
+    (a,) = [a for a in res.specs[0].assumptions if a.parameter == "D"]
+    assert a.source.startswith("`32 if width == 96 else width` at the launch, with width = ")

@@ -346,12 +346,16 @@ def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) 
     """A warning per ``assume`` name that no checked kernel has (a typo, or a renamed parameter)."""
     from difflib import get_close_matches
 
-    have = sorted({p.name for s in sites for p in s.params})
+    from autotune_rewrite.evaluate import free_names
+
+    # A kernel parameter, or a name of the code that launches one (``K`` in ``BK = min(K, 64)``).
+    have = sorted({p.name for s in sites for p in s.params}
+                  | {n for s in sites for launch in s.launches for f in launch.arguments for n in free_names(f.expr)})
     out = []
     for name in table:
         if name not in have:
             close = get_close_matches(name, have, n=1)
-            out.append(f"assume {name}: no checked kernel has a parameter of that name"
+            out.append(f"assume {name}: no checked kernel has a parameter of that name, nor uses it at a launch"
                        + (f"; did you mean {close[0]!r}?" if close else ""))
     return tuple(out)
 

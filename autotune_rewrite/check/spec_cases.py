@@ -17,6 +17,7 @@ from autotune_rewrite.check.constexpr_values import read_constexpr
 from autotune_rewrite.check.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.evaluate import Known, evaluate_text, free_names
 from autotune_rewrite.outcomes import Assumption
 
 MAX_SWEEP = 8  # specs one sweep may make of one launch's spec
@@ -32,23 +33,31 @@ def branches(ctx: Context, draft: Draft) -> list[Draft]:
 def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
           fill: set[str] | None = None) -> list[Draft]:
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
-    value (and ``fill``: these names whatever they hold). A list of values gives one spec per
-    combination (at most ``MAX_SWEEP``)."""
-    names = [p.name for p in ctx.site.params if p.name in assume and ((fill and p.name in fill) or
-        p.name in draft.lacking or (p.name in draft.params and (
-            draft.params[p.name].source == "assumed" or draft.params[p.name].divisible)))]
-    if not names:
+    value (and ``fill``: these names whatever they hold), by parameter name, or through the launch
+    expression they come from (``BK = 128 if K == 96 else K`` with ``K`` assumed). A list of values
+    gives one spec per combination (at most ``MAX_SWEEP``)."""
+    unknown = lambda n: ((fill and n in fill) or n in draft.lacking or (  # noqa: E731
+        n in draft.params and (draft.params[n].source == "assumed" or draft.params[n].divisible)))
+    names = [p.name for p in ctx.site.params if p.name in assume and unknown(p.name)]
+    derived = {p.name: draft.exprs[p.name] for p in ctx.site.params
+               if p.name not in assume and p.name in draft.exprs and unknown(p.name)
+               and (free := free_names(draft.exprs[p.name])) and free <= set(assume)}
+    keys = list(dict.fromkeys([*names, *sorted(n for e in derived.values() for n in free_names(e))]))
+    if not keys:
         return [draft]
-    combos = list(itertools.islice(itertools.product(*(assume[n] for n in names)), MAX_SWEEP))
+    combos = list(itertools.islice(itertools.product(*(assume[n] for n in keys)), MAX_SWEEP))
+    by_param = {p.name: p for p in ctx.site.params}
     out = []
     for combo in combos:
-        swept = [f"{n}={v}" for n, v in zip(names, combo) if len(assume[n]) > 1]
+        env = dict(zip(keys, combo))
+        swept = [f"{n}={v}" for n, v in env.items() if len(assume[n]) > 1]
+        done = set(names) | set(derived)
         new = Draft(" ".join([draft.name, *swept]),
-                    dict(draft.params), [n for n in draft.lacking if n not in names], dict(draft.why),
-                    {k: v for k, v in draft.options.items() if k not in names},
-                    {k: v for k, v in draft.option_why.items() if k not in names})
-        by_param = {p.name: p for p in ctx.site.params}
-        for n, v in zip(names, combo):
+                    dict(draft.params), [n for n in draft.lacking if n not in done], dict(draft.why),
+                    {k: v for k, v in draft.options.items() if k not in done},
+                    {k: v for k, v in draft.option_why.items() if k not in done}, dict(draft.exprs))
+        for n in names:
+            v = env[n]
             a = Assumption(n, repr(v), origin(n) if callable(origin) else f"{origin} assume table")
             if by_param[n].is_constexpr:
                 try:
@@ -58,6 +67,19 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                 new.params[n] = ParamSpec("constexpr", typed, assumption=a, source="assume")
             else:
                 new.params[n] = _runtime_value(ctx, new.params.get(n), n, v, a, _where(origin, n))
+        for n, text in derived.items():
+            result = evaluate_text(text, env)
+            if not isinstance(result, Known) or isinstance(result.value, bool) and not by_param[n].is_constexpr:
+                if n not in new.lacking and n not in new.params:
+                    new.lacking.append(n)
+                continue
+            used = ", ".join(f"{k} = {env[k]!r}" for k in sorted(free_names(text)))
+            table = f"the {origin} assume table" if isinstance(origin, str) else "the assume table"
+            a = Assumption(n, repr(result.value), f"`{text}` at the launch, with {used} from {table}")
+            if by_param[n].is_constexpr:
+                new.params[n] = ParamSpec("constexpr", result.value, assumption=a, source="assume")
+            elif isinstance(result.value, int):
+                new.params[n] = _runtime_value(ctx, new.params.get(n), n, result.value, a, _where(origin, n))
         out.append(new)
     return out
 

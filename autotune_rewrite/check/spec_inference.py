@@ -67,6 +67,7 @@ class Draft:
     why: dict[str, str] = field(default_factory=dict)  # lacking parameter -> where its value comes from
     options: dict[str, tuple] = field(default_factory=dict)  # constexpr -> the values it may take
     option_why: dict[str, str] = field(default_factory=dict)  # constexpr -> why those values
+    exprs: dict[str, str] = field(default_factory=dict)  # value unknown -> the launch expression it comes from
 
 
 def int_type(value: int) -> str:
@@ -249,6 +250,8 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             draft.options[p.name] = (True, False)
             draft.option_why[p.name] = "a flag the code does not set: both values compiled"
             continue
+        if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
+            draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)

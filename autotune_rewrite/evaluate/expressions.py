@@ -352,6 +352,45 @@ def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:
         return Unknown(str(exc))
 
 
+def evaluate_text(text: str, env: dict) -> Known | Unknown:
+    """The value of a Python expression written in a wrapper (``128 if K == 96 else K``) with
+    ``env`` giving its names; ``triton``/``math`` calls resolve as in the locator. Never raises."""
+    from autotune_rewrite.locate.parsed import ParsedModule
+
+    try:
+        pm = ParsedModule.parse("<expression>", f"import math\nimport triton\n__value__ = ({text})\n",
+                                "__expression__", False)
+    except Exception:  # noqa: BLE001 - not an expression we can read
+        return Unknown(f"`{text}` does not parse")
+    node = pm.tree.body[-1].body[0].value
+    try:
+        return Known(Evaluator(resolve=_refuse).eval(pm, node, dict(env)))
+    except Unresolved as exc:
+        return Unknown(str(exc))
+    except Exception as exc:  # noqa: BLE001
+        return Unknown(f"`{text}` does not evaluate ({type(exc).__name__})")
+
+
+_MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
+
+
+def free_names(text: str) -> set[str]:
+    """The plain names an expression text reads (not ``triton.``/``math.`` calls nor the bases
+    of attributes such as ``q.shape``); none when it does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return set()
+    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in bases and n.id not in _MODULES}
+
+
+def _refuse(fq: str):
+    raise Unresolved(f"uses `{fq}`")
+
+
 def _names(pm, node) -> frozenset[str]:
     """Qualified names of ``node``; a node outside the analysed tree (a parameter default of a
     trimmed kernel) is read in the module's global scope, where Python evaluates it."""
@@ -374,5 +413,6 @@ def evaluate(ev: "Evaluator", pm, node):
         raise Unresolved(f"`{short(pm, node)}` does not evaluate ({type(exc).__name__})") from None
 
 
-__all__ = ["ConfigObj", "Evaluator", "Function", "Known", "Pending", "Unknown", "Unresolved", "evaluate", "outcome",
+__all__ = ["ConfigObj", "Evaluator", "Function", "Known", "Pending", "Unknown", "Unresolved", "evaluate",
+           "evaluate_text", "free_names", "outcome",
            "to_configs", "to_names"]

@@ -90,7 +90,9 @@ class ArgReader:
                 self._active.discard(e.value)
             joined = _join(facts, e.value)
             if len(values) == 1 and isinstance(values[0], cst.BaseExpression) and values[0] is not SHAPE_ITEM:
-                joined = replace(joined, why=f"{e.value} = {self.w.code(values[0])}")
+                code = self.w.code(values[0])
+                joined = replace(joined, why=f"{e.value} = {code}",
+                                 expr="" if joined.value_known else joined.expr or code)
             return joined
         if e.value in self.w.params:
             return self._param(e.value, d)
@@ -457,6 +459,8 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
         if a.keyword is None and after_star:
             continue
         fact = reader.fact(a.value)
+        if not fact.value_known and not fact.expr:
+            fact = replace(fact, expr=fact.text)  # what an ``assume`` value may still decide
         if a.value in last and not fact.value_known:
             # Exact for a tensor freshly allocated or made contiguous here; assumed otherwise.
             fresh = reader.fact(a.value.func.value).fresh
