@@ -336,3 +336,34 @@ def test_an_assumed_wrapper_name_decides_the_constexpr_computed_from_it(pkg):
     assert sorted(dict(s.constexprs)["D"] for s in res.specs) == [32, 64]
     (a,) = [a for a in res.specs[0].assumptions if a.parameter == "D"]
     assert a.source.startswith("`32 if width == 96 else width` at the launch, with width = ")
+
+
+GEMM_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def gemm(a_ptr, b_ptr, c_ptr, n, ACC: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=ACC)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    acc += tl.dot(a, b)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+
+
+def run(a, b, c):
+    acc = tl.float32 if a.is_floating_point() else tl.int32
+    gemm[(1,)](a, b, c, a.shape[0], ACC=acc)
+'''
+
+
+def test_each_branch_of_a_dtype_conditional_is_a_consistent_spec(tmp_path):
+    (tmp_path / "g.py").write_text(GEMM_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    specs = launch_spec.resolve_specs(site, kernel_source=GEMM_KERNEL).specs
+    by_acc = {repr(dict(s.constexprs)["ACC"]): dict(s.types) for s in specs}
+    assert by_acc["tl.float32"]["a_ptr"] == "*bf16"  # --assume-dtype's default
+    assert by_acc["tl.int32"]["a_ptr"] == "*i8" and by_acc["tl.int32"]["b_ptr"] == "*i8"  # an int8 GEMM

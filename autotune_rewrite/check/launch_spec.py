@@ -134,6 +134,8 @@ def resolve_specs(
         drafts = [b for d in per_launch for b in cases.branches(ctx, d)]
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
+    for d in drafts:
+        cases.int8_operands(ctx, d, kernel_source)
     specs = tuple(_spec(site, d, sources, *cases.heuristic_values(ctx, d, heuristics)) for d in drafts)
     missing = tuple((d.name, tuple(d.lacking)) for d in drafts if d.lacking)
     why = {n: w for d in drafts for n, w in d.why.items()}

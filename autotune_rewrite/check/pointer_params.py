@@ -123,16 +123,18 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
 
 
-def int8_dot_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Pointer parameters whose loaded tiles go into a ``tl.dot`` accumulating in int32
-    (``acc = tl.zeros(..., dtype=tl.int32)``; ``acc += tl.dot(a, b)``): int8 GEMM operands."""
+    (``acc = tl.zeros(..., dtype=tl.int32)``, or ``dtype=ACC`` with ``ACC`` in ``int32_names``;
+    ``acc += tl.dot(a, b)``): int8 GEMM operands."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return ()
     params = set(pointer_params(kernel_source, kernel))
     int_acc = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign) and _call_name_of(node.value) == "zeros"
                for t in node.targets if isinstance(t, ast.Name) and any(
-                   k.arg == "dtype" and ast.unparse(k.value).endswith("int32") for k in node.value.keywords)}
+                   k.arg == "dtype" and (ast.unparse(k.value).endswith("int32") or ast.unparse(k.value) in int32_names)
+                   for k in node.value.keywords)}
     if not int_acc:
         return ()
     operands: set[str] = set()

@@ -84,6 +84,23 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
     return out
 
 
+def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None:
+    """In a spec whose accumulator dtype constexpr is ``tl.int32`` (one branch of
+    ``tl.float32 if a.is_floating_point() else tl.int32``), the dot's operands are int8: pointers
+    whose dtype was only assumed become ``*i8``, so the spec is consistent with itself."""
+    from autotune_rewrite.check.pointer_params import int8_dot_params
+
+    int32 = frozenset(n for n, s in draft.params.items() if s.type == "constexpr" and repr(s.value) == "tl.int32")
+    if not int32:
+        return
+    for name in int8_dot_params(kernel_source, ctx.site.kernel, int32):
+        current = draft.params.get(name)
+        if current is not None and current.source == "assumed" and current.type.startswith("*"):
+            draft.params[name] = ParamSpec("*i8", source="assumed", assumption=Assumption(
+                name, "*i8", f"its tiles go into a tl.dot accumulating in {', '.join(sorted(int32))} = tl.int32: "
+                             "assumed *i8"))
+
+
 def _where(origin: str | Callable[[str], str], name: str) -> str:
     return f"{origin}: assume.{name}" if isinstance(origin, str) else f"assume.{name}"
 
@@ -151,4 +168,4 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     return tuple(out), assumptions
 
 
-__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "meta_key", "sweep"]
+__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "int8_operands", "meta_key", "sweep"]
