@@ -367,3 +367,26 @@ def test_each_branch_of_a_dtype_conditional_is_a_consistent_spec(tmp_path):
     by_acc = {repr(dict(s.constexprs)["ACC"]): dict(s.types) for s in specs}
     assert by_acc["tl.float32"]["a_ptr"] == "*bf16"  # --assume-dtype's default
     assert by_acc["tl.int32"]["a_ptr"] == "*i8" and by_acc["tl.int32"]["b_ptr"] == "*i8"  # an int8 GEMM
+
+
+def test_constexpr_uses_flags_and_arithmetic():
+    from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
+
+    source = '''
+import triton.language as tl
+
+
+def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRIDE: tl.constexpr,
+      D: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * STRIDE, mask=offs < n)
+    x = tl.maximum(tl.clamp(x, -EPS, EPS), EPS).to(ACC)
+    if HAS_B:
+        x += 1
+    y = tl.dot(x, x, allow_tf32=TF32)
+    z = tl.zeros((BLOCK, D), dtype=ACC)
+'''
+    names = {"TF32", "HAS_B", "EPS", "STRIDE", "D", "ACC"}
+    assert flags_of(source, "k", names) == {"TF32", "HAS_B"}
+    assert arithmetic_only(source, "k", names) == {"EPS", "STRIDE"}  # D shapes a tile
+    assert dtypes_of(source, "k", names) == {"ACC"}

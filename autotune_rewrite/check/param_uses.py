@@ -17,7 +17,13 @@ import ast
 from autotune_rewrite.check.pointer_params import kernel_def
 
 _ARITHMETIC_CALLS = {"range", "cdiv", "multiple_of", "max_contiguous", "minimum", "maximum", "where", "load",
-                     "store", "program_id", "num_programs", "abs", "min", "max"}
+                     "store", "program_id", "num_programs", "abs", "min", "max",
+                     # elementwise math: its arguments are data, never a shape
+                     "clamp", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "fma", "erf", "sigmoid",
+                     "cos", "sin", "div_rn", "fdiv", "floor", "ceil", "umulhi", "atomic_add", "atomic_max",
+                     "atomic_min"}
+# Keyword arguments of Triton calls that take a bool: a constexpr passed only there is a flag.
+_FLAG_KEYWORDS = {"allow_tf32", "fast_accum", "use_fast_accum", "sanitize_overflow", "propagate_nan"}
 
 
 _DATA_CALLS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg", "atomic_and",
@@ -58,12 +64,16 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> 
     derived: dict[str, set[str]] = {n: {n} for n in names}
     assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
     static = set(constexprs)  # names whose value is known at compile time
+    data: set[str] = set()  # locals holding loaded data: a constexpr mixed into them shapes nothing
     for _ in range(4):
         for a in assigns:
             value = a.value
             if value is None:
                 continue
             used = _free_names(value)
+            if "<runtime>" in used or used & data:
+                data |= {x.id for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
+                         for x in ast.walk(t) if isinstance(x, ast.Name)}
             for t in (a.targets if isinstance(a, ast.Assign) else [a.target]):
                 if isinstance(t, ast.Name):
                     if used <= static | {"tl", "triton", "True", "False", "None"} and t.id not in params:
@@ -74,7 +84,7 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> 
                     used = used | {t.id}
                 for tn in (x.id for x in ast.walk(t) if isinstance(x, ast.Name)):
                     for n in names:
-                        if used & derived[n]:
+                        if used & derived[n] and tn not in data:
                             derived[n].add(tn)
     out = set()
     for n in names:
@@ -107,8 +117,9 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
 
 
 def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
-    """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``):
-    flags, whose two values are two kernels."""
+    """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``) or
+    passes as a bool option (``tl.dot(..., allow_tf32=X)``): flags, whose two values are two
+    kernels."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return set()
@@ -121,7 +132,8 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str
                     not isinstance(parent, ast.UnaryOp) or isinstance(parent.op, ast.Not)):
                 child, parent = parent, parents.get(id(parent))
             tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
-            found[occ.id] = found.get(occ.id, True) and tested
+            passed_as_flag = isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS
+            found[occ.id] = found.get(occ.id, True) and (tested or passed_as_flag)
     return {n for n, ok in found.items() if ok}
 
 
