@@ -1,8 +1,9 @@
 """Zero-configuration verdicts against hand-written exact specs, config by config.
 
 For each kernel named in ``benchmarks/coverage/exact/<repo>.toml``: ``check --kernel K`` on the
-repository as it is (the inferred spec and its listed assumptions), and on a copy holding that
-file as its ``autotune-rewrite.toml`` (the exact spec). Prints JSON with every difference in
+repository as it is, with the repo's ``assume`` table of the coverage benchmark
+(``benchmarks/coverage/<repo>.toml``; the inferred spec and its listed assumptions), and on a copy
+holding the exact file as its ``autotune-rewrite.toml`` (the exact spec). Prints JSON with every difference in
 shared memory, registers, spills and the launch verdict, per config and target, and the
 assumptions the zero-configuration verdict listed.
 
@@ -23,9 +24,10 @@ HERE = Path(__file__).resolve().parent
 FIELDS = ("launchable", "shared_bytes", "registers", "spills")
 
 
-def check(root: Path, kernel: str, arch: str) -> list[dict]:
+def check(root: Path, kernel: str, arch: str, assume: dict | None = None) -> list[dict]:
+    flags = [f"--assume={name}={json.dumps(value)}" for name, value in (assume or {}).items()]
     proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(root), "--kernel", kernel,
-                           "--arch", arch, "--format", "json"], capture_output=True, text=True)
+                           "--arch", arch, "--format", "json", *flags], capture_output=True, text=True)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"check {kernel} on {root}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout)["kernels"]
@@ -38,12 +40,14 @@ def main() -> None:
     for spec_file in sorted((HERE / "coverage" / "exact").glob("*.toml")):
         repo = corpus / spec_file.stem
         kernels = [t["kernel"] for t in tomllib.loads(spec_file.read_text())["kernels"]]
+        table_file = HERE / "coverage" / spec_file.name
+        table = tomllib.loads(table_file.read_text())["assume"] if table_file.exists() else {}
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / repo.name
             shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))
             shutil.copy(spec_file, copy / "autotune-rewrite.toml")
             for kernel in kernels:
-                assumed = [k for k in check(repo, kernel, arch)]
+                assumed = [k for k in check(repo, kernel, arch, table)]
                 exact = [k for k in check(copy, kernel, arch) if k["spec"] == "exact"]
                 (e,) = exact
                 exact_by = {c["label"]: c for c in e["configs"]}
