@@ -18,7 +18,11 @@ JIT_CONSTRUCTORS = JIT | {"triton.runtime.jit.JITFunction"}
 CONSTEXPR_FUNCTION = frozenset({"triton.constexpr_function", "triton.runtime.jit.constexpr_function"})
 HEURISTICS = frozenset({"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"})
 CONSTEXPR = frozenset({"triton.language.constexpr", "triton.language.core.constexpr"})
-WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wrap_triton"})
+# torch's wrapper that makes a kernel launchable under torch.compile; ``capture_triton`` is its
+# name before torch 2.6 (still an alias after).
+WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wrap_triton",
+                         "torch.library.capture_triton", "torch._library.capture_triton",
+                         "torch._library.triton.capture_triton"})
 # Host-side helpers Triton exports whose value follows from their arguments alone.
 CDIV = frozenset({"triton.cdiv", "triton.runtime.cdiv", "triton.language.cdiv"})
 NEXT_POWER_OF_2 = frozenset({"triton.next_power_of_2", "triton.runtime.next_power_of_2"})

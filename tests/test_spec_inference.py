@@ -390,3 +390,15 @@ def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRI
     assert flags_of(source, "k", names) == {"TF32", "HAS_B"}
     assert arithmetic_only(source, "k", names) == {"EPS", "STRIDE"}  # D shapes a tile
     assert dtypes_of(source, "k", names) == {"ACC"}
+
+
+def test_a_launch_through_torchs_capture_triton_is_read(tmp_path):
+    # capture_triton: wrap_triton's name before torch 2.6 (kernel written here).
+    (tmp_path / "k.py").write_text(GEMM_KERNEL.replace(
+        "    gemm[(1,)](a, b, c, a.shape[0], ACC=acc)",
+        "    torch._library.capture_triton(gemm)[(1,)](a, b, c, a.shape[0], ACC=tl.float32)").replace(
+        "import triton\n", "import torch\nimport triton\n", 1))
+    (site,) = scan(tmp_path, jobs=1).sites
+    (launch,) = site.launches
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=GEMM_KERNEL).specs
+    assert repr(dict(spec.constexprs)["ACC"]) == "tl.float32"
