@@ -120,25 +120,32 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str
     """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``) or
     passes as a bool option (``tl.dot(..., allow_tf32=X)``): flags, whose two values are two
     kernels."""
-    fn = kernel_def(kernel_source, kernel)
-    if fn is None:
-        return set()
-    parents = _parents(fn)
-    found: dict[str, bool] = {}
-    for occ in ast.walk(fn):
-        if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in names:
-            child, parent = occ, parents.get(id(occ))
-            while isinstance(parent, (ast.BoolOp, ast.UnaryOp)) and (
-                    not isinstance(parent, ast.UnaryOp) or isinstance(parent.op, ast.Not)):
-                child, parent = parent, parents.get(id(parent))
-            tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
-            passed_as_flag = isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS
-            found[occ.id] = found.get(occ.id, True) and (tested or passed_as_flag)
-    return {n for n, ok in found.items() if ok}
+
+    def flag_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
+        child, parent = occ, parents.get(id(occ))
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp)) and (
+                not isinstance(parent, ast.UnaryOp) or isinstance(parent.op, ast.Not)):
+            child, parent = parent, parents.get(id(parent))
+        tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
+        return tested or (isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS)
+
+    return _used_only(kernel_source, kernel, names, flag_use)
 
 
 def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
     """Those of ``names`` that the kernel only uses as a dtype (``dtype=ACC``, ``x.to(ACC)``)."""
+
+    def dtype_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
+        parent = parents.get(id(occ))
+        return bool((isinstance(parent, ast.keyword) and parent.arg is not None and "dtype" in parent.arg) or (
+            isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+            and parent.func.attr == "to" and parent.args and parent.args[0] is occ))
+
+    return _used_only(kernel_source, kernel, names, dtype_use)
+
+
+def _used_only(kernel_source: str | None, kernel: str, names: set[str], use) -> set[str]:
+    """Those of ``names`` the kernel reads, every read satisfying ``use(name_node, parents)``."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return set()
@@ -146,11 +153,7 @@ def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[st
     found: dict[str, bool] = {}
     for occ in ast.walk(fn):
         if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in names:
-            parent = parents.get(id(occ))
-            as_dtype = (isinstance(parent, ast.keyword) and parent.arg is not None and "dtype" in parent.arg) or (
-                isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                and parent.func.attr == "to" and parent.args and parent.args[0] is occ)
-            found[occ.id] = found.get(occ.id, True) and as_dtype
+            found[occ.id] = found.get(occ.id, True) and use(occ, parents)
     return {n for n, ok in found.items() if ok}
 
 
