@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from autotune_rewrite.check.spec_inference import int_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
 
@@ -176,7 +177,7 @@ def _arg_type(info: Mapping[str, Any]) -> str | None:
         return "i1"
     if kind == "int":
         v = info.get("value")
-        return "i32" if isinstance(v, int) and -2**31 <= v < 2**31 else ("u64" if isinstance(v, int) and v >= 2**63 else "i64")
+        return int_type(v) if isinstance(v, int) else "i64"
     if kind == "float":
         return "fp32"
     return None
