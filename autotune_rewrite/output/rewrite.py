@@ -8,6 +8,7 @@ import json
 from rich.markup import escape
 
 from autotune_rewrite import output
+from autotune_rewrite.check.findings import Assumed
 from autotune_rewrite.output import explain
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
@@ -94,6 +95,9 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         err.print(f"[bold]{escape(run.prefix + d.site.ident)}[/] {d.variant} ({state}; {escape(versions)})", markup=True)
         for line in explain.explanation(d):
             err.print(f"  - {escape(line)}", markup=True)
+        for r in kr.reports:  # what the verdicts behind this decision rest on
+            if r.spec is not None and r.spec.assumptions:
+                err.print(f"  - {escape(explain.note(Assumed(r.spec.name, r.spec.assumptions)))}", markup=True)
         for r in kr.recheck:
             spec = f" ({r.spec.name})" if r.spec is not None and len(kr.recheck) > 1 else ""
             for v in r.verdicts:
