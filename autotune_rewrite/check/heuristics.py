@@ -13,7 +13,6 @@ program, a tensor's shape) stays unknown, and the parameter is what the kernel s
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,13 +44,15 @@ def heuristics_of(root: Path, site: AutotuneSite) -> tuple[Heuristic, ...]:
     when the file cannot be read; a dict value that is not a lambda is left out)."""
     if not site.kernel_path or not any(d in HEURISTICS for d in site.decorators):
         return ()
+    from autotune_rewrite.locate.facts import parse_source
+
     path = Path(root, site.kernel_path)
     try:
-        stat = path.stat()
+        data = path.read_bytes()
     except OSError:
         return ()
-    pm = _parsed(str(path), site.kernel_path, stat.st_mtime_ns, stat.st_size)
-    if pm is None:
+    pm = parse_source(site.kernel_path, data, module_name(site.kernel_path), path.name == "__init__.py")
+    if not hasattr(pm, "tree"):
         return ()
     fn = next((s for s in pm.tree.body if isinstance(s, cst.FunctionDef) and s.name.value == site.kernel), None)
     if fn is None:
@@ -69,20 +70,6 @@ def heuristics_of(root: Path, site: AutotuneSite) -> tuple[Heuristic, ...]:
                     and isinstance(el.value, cst.Lambda):
                 out.append(Heuristic(el.key.evaluated_value, pm, el.value))
     return tuple(out)
-
-
-@functools.lru_cache(maxsize=16)
-def _parsed(path: str, rel: str, mtime_ns: int, size: int):
-    """One parse per kernel file and run: a file holding many kernels (FBGEMM's 4,400-line
-    ``fp8_gemm.py`` holds 14) was parsed, with metadata, once per kernel: 28 s of a cold check."""
-    from autotune_rewrite.locate.facts import parse_source
-
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    pm = parse_source(rel, data, module_name(rel), Path(path).name == "__init__.py")
-    return pm if hasattr(pm, "tree") else None
 
 
 def evaluate(heuristic: Heuristic, args: dict[str, Any]) -> tuple[bool, Any, str]:

@@ -7,7 +7,6 @@ to import LibCST.
 from __future__ import annotations
 
 import ast
-import functools
 import re
 
 _POINTER_CALLS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "atomic_add", "atomic_max",
@@ -222,11 +221,7 @@ def _names(expr: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-@functools.lru_cache(maxsize=8)
 def kernel_def(kernel_source: str | None, kernel: str) -> ast.FunctionDef | None:
-    """The kernel's ``def`` in its bundle source. Cached: every reader of kernel-body facts asks for
-    it (pointers, indices, int8 operands, constexpr uses), and a big bundle's parse is not free.
-    Read-only for all of them."""
     if not kernel_source:
         return None
     try:
