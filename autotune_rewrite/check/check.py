@@ -25,7 +25,6 @@ from typing import Any
 from autotune_rewrite import stopwatch
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
-from autotune_rewrite.check.heuristics import heuristics_of
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
@@ -51,6 +50,7 @@ from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.outcomes import Reason, Report
 from autotune_rewrite.settings import Settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target
+from autotune_rewrite.triton_names import HEURISTICS
 
 Progress = Callable[[int, int], None]
 OnReport = Callable[[KernelReport, "RunInfo"], None]
@@ -303,7 +303,7 @@ def check(
                 with stopwatch.stage("specs"):
                     resolution = launch_spec.resolve_specs(
                         site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
-                        assume_origin, heuristics_of(base, site))
+                        assume_origin, _heuristics(base, site))
             except UserError:
                 raise
             except Exception as exc:  # noqa: BLE001
@@ -342,8 +342,20 @@ def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[
     return table, origin or "--assume"
 
 
+def _heuristics(base: Path, site: AutotuneSite) -> tuple:
+    """The kernel's ``@triton.heuristics``; the module (and LibCST with it) is imported only for a
+    kernel that has some, so a warm rerun of other kernels does not pay for it."""
+    if not any(d in HEURISTICS for d in site.decorators):
+        return ()
+    from autotune_rewrite.check.heuristics import heuristics_of
+
+    return heuristics_of(base, site)
+
+
 def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) -> tuple[str, ...]:
     """A warning per ``assume`` name that no checked kernel has (a typo, or a renamed parameter)."""
+    if not table:
+        return ()
     from difflib import get_close_matches
 
     from autotune_rewrite.evaluate import free_names

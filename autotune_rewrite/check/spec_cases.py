@@ -17,7 +17,6 @@ from autotune_rewrite.check.constexpr_values import read_constexpr
 from autotune_rewrite.check.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evaluate import Known, evaluate_text, free_names
 from autotune_rewrite.outcomes import Assumption
 
 MAX_SWEEP = 8  # specs one sweep may make of one launch's spec
@@ -36,6 +35,11 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
     value (and ``fill``: these names whatever they hold), by parameter name, or through the launch
     expression they come from (``BK = 128 if K == 96 else K`` with ``K`` assumed). A list of values
     gives one spec per combination (at most ``MAX_SWEEP``)."""
+    if not assume:
+        return [draft]
+    # The evaluator is LibCST's; importing it lazily keeps a warm rerun from paying for it.
+    from autotune_rewrite.evaluate import Known, evaluate_text, free_names
+
     unknown = lambda n: ((fill and n in fill) or n in draft.lacking or (  # noqa: E731
         n in draft.params and (draft.params[n].source == "assumed" or draft.params[n].divisible)))
     names = [p.name for p in ctx.site.params if p.name in assume and unknown(p.name)]
@@ -131,6 +135,8 @@ def meta_key(config) -> str:
 def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> tuple[tuple, list[Assumption]]:
     """Each heuristic's value per config (``site.configs`` order), evaluated on the draft's
     values; a heuristic that cannot be evaluated makes its parameter lacking."""
+    if not heuristics:
+        return (), []
     from autotune_rewrite.check.heuristics import TensorArg, config_args, evaluate
 
     base: dict[str, Any] = {}
