@@ -288,6 +288,41 @@ def test_pointer_dtypes_are_read_from_how_the_kernel_uses_what_it_loads():
     assert int8_dot_params(INT_USE_KERNEL, "k") == ("a_ptr", "b_ptr")
 
 
+FP32_USE_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
+@triton.jit
+def norm_kernel(x_ptr, sum_ptr, lse_ptr, scale_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    total = tl.load(sum_ptr + offs)
+    rcp = tl.fdiv(1.0, total)
+    lse = tl.exp(tl.load(lse_ptr + offs))
+    x = tl.load(x_ptr + offs)
+    scale = tl.load(scale_ptr + offs).to(tl.float32)
+    y = tl.exp(x.to(tl.float32)) * rcp * lse * tl.sqrt(scale)
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty))
+'''
+
+
+def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
+    from autotune_rewrite.check.pointer_params import fp32_pointer_params
+
+    # ``fdiv`` beside a float literal and ``exp`` of a raw tile need fp32 tensors; a tile cast
+    # first (x, scale) says nothing about its tensor's dtype.
+    assert fp32_pointer_params(FP32_USE_KERNEL, "norm_kernel") == ("sum_ptr", "lse_ptr")
+    (tmp_path / "k.py").write_text(FP32_USE_KERNEL)
+    proc = _cli(tmp_path, "--arch", "sm_90")
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    # With every pointer bf16 this compile fails ("'arith.divf' op requires the same type").
+    assert kernel["status"] == "assumed", kernel["message"]
+    assert kernel["types"]["sum_ptr"] == "*fp32" and kernel["types"]["x_ptr"] == "*bf16"
+    why = {a["parameter"]: a["source"] for a in kernel["assumptions"]}
+    assert "fp32-only math" in why["lse_ptr"]
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),

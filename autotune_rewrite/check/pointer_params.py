@@ -64,12 +64,7 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     if fn is None:
         return ()
     params = set(pointer_params(kernel_source, kernel))
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                if isinstance(target, ast.Name):
-                    assigned.setdefault(target.id, []).append(node.value)
+    assigned = _assignments(fn)
 
     def roots(name: str | None, depth: int = 0) -> set[str]:
         """The pointer parameters an address's leftmost name may come from."""
@@ -151,12 +146,7 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
     loads = {t.id: _leftmost(node.value.args[0]) for node in ast.walk(fn) if isinstance(node, ast.Assign)
              and _call_name_of(node.value) == "load" and node.value.args
              for t in node.targets if isinstance(t, ast.Name)}
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                if isinstance(target, ast.Name):
-                    assigned.setdefault(target.id, []).append(node.value)
+    assigned = _assignments(fn)
     found = set()
     for name in operands:
         lead, seen = loads.get(name), set()
@@ -167,6 +157,69 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
         if lead in params:
             found.add(lead)
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
+# Triton's math functions that take fp32 (or fp64) tensors only (``_check_dtype`` in
+# ``triton/language/math.py``): a bf16 tile passed to one is a compile error, so a tile loaded
+# straight into one comes from an fp32 tensor.
+_FP32_ONLY = {"exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "sqrt_rn", "rsqrt", "div_rn", "erf", "floor",
+              "ceil"}
+
+
+def fp32_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Pointer parameters whose loaded tiles go, uncast, into an fp32-only math function, or
+    into ``tl.fdiv`` beside an fp32 value (a float literal, ``x.to(tl.float32)``): ``fdiv``
+    needs both sides of one type, so an fp32 side makes the loaded side fp32 too (verl's
+    ``tl.fdiv(1.0, tl.load(accu_ptr + offs))``)."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = set(pointer_params(kernel_source, kernel))
+    assigned = _assignments(fn)
+
+    def source(expr: ast.expr) -> str | None:
+        """The pointer parameter an uncast tile comes from: ``tl.load(P + ...)`` or a name bound
+        once to one."""
+        if isinstance(expr, ast.Name) and len(assigned.get(expr.id, ())) == 1:
+            expr = assigned[expr.id][0]
+        if isinstance(expr, ast.Call) and _call_name(expr) == "load" and expr.args:
+            lead, seen = _leftmost(expr.args[0]), set()
+            while lead is not None and lead not in params and lead not in seen and len(assigned.get(lead, ())) == 1:
+                seen.add(lead)
+                lead = _leftmost(assigned[lead][0])
+            return lead if lead in params else None
+        return None
+
+    found = set()
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if name in _FP32_ONLY:
+            # ``tl.exp(x)`` or the member form ``x.exp()``
+            operands = list(node.args) if not (isinstance(node.func, ast.Attribute) and not node.args) else [node.func.value]
+            found |= {src for src in map(source, operands) if src}
+        elif name == "fdiv" and len(node.args) >= 2 and any(_is_fp32(a) for a in node.args[:2]):
+            found |= {src for src in map(source, node.args[:2]) if src}
+    return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
+def _is_fp32(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, float):
+        return True
+    return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to"
+            and bool(expr.args) and ast.unparse(expr.args[0]).endswith("float32"))
+
+
+def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
+    """Every value assigned to each local name (``=`` and augmented assignments)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+    return assigned
 
 
 def _call_name_of(expr: ast.expr | None) -> str | None:

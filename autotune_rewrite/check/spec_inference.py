@@ -132,6 +132,7 @@ class Context:
     arithmetic: frozenset[str] = frozenset()  # constexprs used only in arithmetic (param_uses)
     descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
     int8_dots: frozenset[str] = frozenset()  # pointers feeding a tl.dot with an int32 accumulator
+    fp32_loads: frozenset[str] = frozenset()  # pointers whose tiles go into fp32-only math
     flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
 
@@ -196,15 +197,8 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
                 p.name, str(ASSUMED_INT), "a constexpr of unknown value that the kernel uses only in "
                 f"arithmetic (no tile shape, no branch): assumed {ASSUMED_INT}"))
         return None
-    if p.name in ctx.int8_dots:
-        return ParamSpec("*i8", source="assumed", assumption=Assumption(
-            p.name, "*i8", "its tiles go into a tl.dot with an int32 accumulator: assumed *i8"))
-    if p.name in ctx.index_pointers:
-        return ParamSpec("*i32", source="assumed", assumption=Assumption(
-            p.name, "*i32", "a pointer whose loaded values the kernel uses as ints: assumed *i32"))
     if p.name in ctx.pointers:
-        return ParamSpec(ctx.assume_dtype, source="assumed", assumption=Assumption(
-            p.name, ctx.assume_dtype, f"pointer dtype not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)"))
+        return _pointer_by_use(ctx, p, f"pointer dtype not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
     return ParamSpec("i32", divisible=True, source="assumed", assumption=Assumption(
         p.name, "i32, divisible by 16", "an argument of unknown kind, not used as a pointer: assumed an int "
                                         "divisible by 16 and not 1"))
@@ -282,10 +276,20 @@ def _typed(value: Any) -> Any:
 def _assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | None) -> ParamSpec | None:
     if ctx.exact:
         return None
-    ty = "*i8" if p.name in ctx.int8_dots else "*i32" if p.name in ctx.index_pointers else ctx.assume_dtype
-    why = {"*i8": "its tiles go into a tl.dot with an int32 accumulator: assumed *i8",
-           "*i32": "a tensor whose loaded values the kernel uses as ints: assumed *i32"}.get(
-        ty, f"{fact.text}'s dtype is not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
+    return _pointer_by_use(ctx, p, f"{fact.text}'s dtype is not in the code: assumed {ctx.assume_dtype_name} "
+                                   "(--assume-dtype)")
+
+
+def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
+    """A pointer's element type from how the kernel uses its tiles, else ``--assume-dtype``."""
+    if p.name in ctx.int8_dots:
+        ty, why = "*i8", "its tiles go into a tl.dot with an int32 accumulator: assumed *i8"
+    elif p.name in ctx.index_pointers:
+        ty, why = "*i32", "a tensor whose loaded values the kernel uses as ints: assumed *i32"
+    elif p.name in ctx.fp32_loads:
+        ty, why = "*fp32", "its tiles go uncast into fp32-only math (tl.fdiv beside an fp32 value, tl.exp, ...): assumed *fp32"
+    else:
+        ty, why = ctx.assume_dtype, otherwise
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
 
 
