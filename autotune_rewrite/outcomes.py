@@ -61,6 +61,9 @@ class Reason(str, enum.Enum):
     # detail: the loader's message; or missing: the globals it could not provide that a compile
     # needed, places: where each is bound or read ("file:line")
     KERNEL_NOT_ISOLATED = "kernel_not_isolated"
+    # missing: Triton modules the kernel imports that the installed Triton lacks (a fork's, TLX),
+    # places: where each is imported, detail: the installed Triton's version
+    TRITON_MODULE_ABSENT = "triton_module_absent"
     NO_SPEC = "no_spec"  # no launch spec at all
     MISSING_SPEC_VALUES = "missing_spec_values"  # missing: the parameters, stanza: the tables, detail: the file they go in
     SPEC_PROBABLY_WRONG = "spec_probably_wrong"  # the report's ``suspicions`` say why (check/spec_sanity.py)
@@ -72,6 +75,7 @@ _STATUS_OF = {
     Reason.CONFIGS_UNRESOLVED: Status.UNRESOLVED,
     Reason.CONFIGS_EMPTY: Status.UNRESOLVED,
     Reason.KERNEL_NOT_ISOLATED: Status.UNRESOLVED,
+    Reason.TRITON_MODULE_ABSENT: Status.UNRESOLVED,
     Reason.NO_SPEC: Status.NEEDS_SPEC,
     Reason.MISSING_SPEC_VALUES: Status.NEEDS_SPEC,
     Reason.SPEC_PROBABLY_WRONG: Status.SPEC_SUSPECT,

@@ -7,7 +7,8 @@ CORPUS_DIR: the unpacked ``../shared/corpus`` (``unpack.sh``; default /tmp/corpu
 real CLI (``check --format json``) once per repo and setting; prints one JSON object. A kernel
 (autotune site) counts as judged exactly when every spec of it is ``judged``/``no_launchable``
 with no assumption, as judged with assumptions when every spec is judged and some rest on
-assumptions; else by its first not-judged status.
+assumptions; else by its first not-judged status. Kernels written for a Triton fork (TLX) are
+counted apart: the ``_stock_triton`` shares leave them out of the denominator.
 """
 
 from __future__ import annotations
@@ -62,16 +63,21 @@ def tally(result: dict) -> dict:
     resolved = sum(1 for reports in by_site.values()
                    if (reports[0].get("problem") or {}).get("reason") not in ("configs_unresolved", "configs_empty"))
     judged = counts["judged_exact"] + counts["judged_assumed"]
+    # Written for a Triton fork (TLX): no spec makes them compile on the installed Triton.
+    fork = sum(1 for reports in by_site.values()
+               if (reports[0].get("problem") or {}).get("reason") == "triton_module_absent")
     return {
         "kernels": len(by_site),
         "kernels_with_resolved_configs": resolved,
         "judged_exact": counts["judged_exact"],
         "judged_with_assumptions": counts["judged_assumed"],
         "judged_share_of_resolved": round(judged / resolved, 3) if resolved else None,
+        "need_a_triton_fork": fork,
+        "judged_share_of_resolved_stock_triton": round(judged / (resolved - fork), 3) if resolved > fork else None,
         "needs_spec": counts["needs_spec"],
         "needs_spec_top_missing": missing.most_common(8),
         "unresolved_configs": len(by_site) - resolved,
-        "not_loadable": counts["unresolved"] - (len(by_site) - resolved),
+        "not_loadable": counts["unresolved"] - (len(by_site) - resolved) - fork,
         "failed": sum(counts[s] for s in ("compile_crashed", "internal_error", "spec_suspect")),
         "other": {s: n for s, n in counts.items() if s not in (
             "judged_exact", "judged_assumed", "needs_spec", "unresolved", "compile_crashed", "internal_error",
@@ -110,10 +116,13 @@ def main() -> None:
                 continue
             totals[f"{label}_resolved"] += r["kernels_with_resolved_configs"]
             totals[f"{label}_judged"] += r["judged_exact"] + r["judged_with_assumptions"]
+            totals[f"{label}_need_a_triton_fork"] += r["need_a_triton_fork"]
     out["totals"] = dict(totals)
     for label in ("zero_config", "assume_table"):
         if totals[f"{label}_resolved"]:
             out["totals"][f"{label}_share"] = round(totals[f"{label}_judged"] / totals[f"{label}_resolved"], 3)
+            stock = totals[f"{label}_resolved"] - totals[f"{label}_need_a_triton_fork"]
+            out["totals"][f"{label}_share_stock_triton"] = round(totals[f"{label}_judged"] / stock, 3)
     print(json.dumps(out, indent=1))
 
 

@@ -294,3 +294,29 @@ def test_kernels_own_non_constexpr_global_is_still_its_verdict(tmp_path: Path):
     outcome = compile_job(job)
     assert "Cannot access global variable RCP_LN2" in outcome.error
     assert outcome.undefined_name is None
+
+
+def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_spec(tmp_path: Path, cache: Path):
+    """A kernel written for a Triton fork (TLX's ``triton.language.extra.tlx``) cannot compile on
+    the installed Triton whatever its spec: it is unresolved naming the module, and no stanza is
+    asked for; the other kernel is still judged."""
+    fork = "import triton.language.extra.not_in_this_triton as tlx\n"
+    root = write(tmp_path / "repo", {
+        "pkg/__init__.py": "",
+        "pkg/utils.py": HELPER,
+        "pkg/good.py": KERNEL.format(imports="from .utils import *", name="good_kernel"),
+        "pkg/fork.py": KERNEL.format(imports=fork + "\n\n@triton.jit\ndef helper(x):\n    return tlx.local_load(x)",
+                                     name="fork_kernel"),
+    })
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
+    env["PYTHONPATH"] = pythonpath(env=env)
+    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    kernels = {k["kernel"]: k for k in json.loads(proc.stdout)["kernels"]}
+    fork_k = kernels["fork_kernel"]
+    assert fork_k["status"] == "unresolved" and fork_k["problem"]["reason"] == "triton_module_absent"
+    assert fork_k["problem"]["missing"] == ["triton.language.extra.not_in_this_triton"]
+    assert fork_k["problem"]["places"] == ["pkg/fork.py:3"]
+    assert "a Triton fork's module" in fork_k["message"] and not fork_k["problem"].get("stanza")
+    assert kernels["good_kernel"]["status"] == "assumed"

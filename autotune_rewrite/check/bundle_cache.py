@@ -18,7 +18,9 @@ from autotune_rewrite.check import resources
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
-SCHEMA = 4  # 2: disk_cache's envelope and key; 3: where each function came from; 4: the globals not provided
+# 2: disk_cache's envelope and key; 3: where each function came from; 4: the globals not provided;
+# 5: the Triton modules this Triton lacks
+SCHEMA = 5
 # The loader's code: a change in any of these may change what a bundle holds.
 _LOADER_FILES = tuple(Path(__file__).with_name(f) for f in (
     "kernel_loader.py", "loader_syntax.py", "star_imports.py", "bundle_constants.py")) + (
@@ -52,7 +54,8 @@ def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle 
             return None
         return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"],
                             functions=tuple(tuple(f) for f in data.get("functions", ())),
-                            unprovided=tuple(tuple(u) for u in data.get("unprovided", ())))
+                            unprovided=tuple(tuple(u) for u in data.get("unprovided", ())),
+                            absent_modules=tuple(tuple(m) for m in data.get("absent_modules", ())))
     except (KeyError, TypeError, AttributeError):
         return None
 
@@ -68,7 +71,8 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
             deps[str(f)] = _digest(Path(f))
     data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin,
             "functions": [list(f) for f in bundle.functions],
-            "unprovided": [list(u) for u in bundle.unprovided]}
+            "unprovided": [list(u) for u in bundle.unprovided],
+            "absent_modules": [list(m) for m in bundle.absent_modules]}
     ns, key = _entry(root, path, kernel, cache_dir)
     ns.write_json(key, data)
 

@@ -176,6 +176,11 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
     except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
         yield internal_report(site, None, exc, "isolating the kernel", run)
         return
+    if bundle.absent_modules:  # no spec helps: this Triton cannot compile the kernel
+        yield skipped_report(site, Reason.TRITON_MODULE_ABSENT, detail=triton_version(),
+                             missing=tuple(m for m, _, _ in bundle.absent_modules),
+                             places=tuple(f"{p}:{line}" if line else p for _, p, line in bundle.absent_modules))
+        return
     if not specs:
         yield skipped_report(site, Reason.NO_SPEC)
         return
@@ -298,6 +303,9 @@ def check(
                 continue
             except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
                 yield site, (internal_report(site, None, exc, "isolating the kernel", run),)
+                continue
+            if bundles[id(site)].absent_modules:
+                yield site, ()  # reported by _check_sites: no spec is asked for
                 continue
             try:
                 with stopwatch.stage("specs"):

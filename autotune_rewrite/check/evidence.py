@@ -39,6 +39,10 @@ class KernelBundle:
     # time, a name from a package outside the repository): (name in ``source``, user path, line).
     # A compile that fails with a NameError for one of them failed in our loading, not in the kernel.
     unprovided: tuple[tuple[str, str, int | None], ...] = ()
+    # Triton modules the kernel needs that the installed Triton does not have (a Triton fork's,
+    # such as ``triton.language.extra.tlx``): (module, user path, line of the import). No spec
+    # can make such a kernel compile here.
+    absent_modules: tuple[tuple[str, str, int | None], ...] = ()
 
     def unprovided_global(self, name: str | None) -> tuple[str, str, int | None] | None:
         """The record of ``name`` when it is one of the globals the loader could not provide."""

@@ -91,6 +91,8 @@ class _Emit:
     provided: dict[tuple[str, str], bool] = field(default_factory=dict)  # (module, name) -> emitted
     # bundle name -> (module, line) of each global read that could not be provided, first cause first
     unprovided: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    # Triton modules the kernel imports that this Triton lacks (a fork's, such as TLX) -> (module, line)
+    absent: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
 
 class ParsedModules:
@@ -247,8 +249,9 @@ class _Loader:
             imported = dotted(alias.name)
             if isinstance(node, cst.Import):
                 if is_triton_module(imported) or imported in _SAFE_MODULES:
-                    if not _importable(imported):
-                        return False  # a Triton fork's module (TLX): this Triton cannot compile it
+                    if not _importable(imported):  # a Triton fork's module (TLX): this Triton cannot compile it
+                        self.out.absent.setdefault(imported, (mod.rel, binding_line(mod.text, name)))
+                        return False
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
                 target = self.find_module(mod.path, imported, 0)
@@ -260,6 +263,7 @@ class _Loader:
                 level = len(node.relative)
                 if level == 0 and (is_triton_module(source) or source in _SAFE_MODULES):
                     if not _importable(source):
+                        self.out.absent.setdefault(source, (mod.rel, binding_line(mod.text, name)))
                         return False
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
                     return True
@@ -372,7 +376,8 @@ class _Loader:
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
-                            unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()))
+                            unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()),
+                            absent_modules=tuple((m, rel, line) for m, (rel, line) in self.out.absent.items()))
 
 
 def _compile_time(mod: _Module, decorator: cst.BaseExpression) -> bool:
