@@ -412,19 +412,21 @@ import triton.language as tl
 
 
 def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRIDE: tl.constexpr,
-      D: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr):
+      D: tl.constexpr, ACC: tl.constexpr, OUT: tl.constexpr, FUSE: tl.constexpr, BLOCK: tl.constexpr):
+    tl.static_assert(not (FUSE and HAS_B), "cannot fuse with a bias")
+    out_dtype = tl.float32 if TF32 else OUT
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs * STRIDE, mask=offs < n)
     x = tl.maximum(tl.clamp(x, -EPS, EPS), EPS).to(ACC)
     if HAS_B:
         x += 1
-    y = tl.dot(x, x, allow_tf32=TF32)
+    y = tl.dot(x, x, allow_tf32=TF32).to(out_dtype)
     z = tl.zeros((BLOCK, D), dtype=ACC)
 '''
-    names = {"TF32", "HAS_B", "EPS", "STRIDE", "D", "ACC"}
-    assert flags_of(source, "k", names) == {"TF32", "HAS_B"}
+    names = {"TF32", "HAS_B", "EPS", "STRIDE", "D", "ACC", "OUT", "FUSE"}
+    assert flags_of(source, "k", names) == {"TF32", "HAS_B", "FUSE"}  # a static_assert between flags tests them
     assert arithmetic_only(source, "k", names) == {"EPS", "STRIDE"}  # D shapes a tile
-    assert dtypes_of(source, "k", names) == {"ACC"}
+    assert dtypes_of(source, "k", names) == {"ACC", "OUT"}  # OUT: chosen against tl.float32
 
 
 def test_a_launch_through_torchs_capture_triton_is_read(tmp_path):

@@ -13,6 +13,7 @@ pipeline. Read with the standard ``ast``, names followed through local assignmen
 from __future__ import annotations
 
 import ast
+import re
 
 from autotune_rewrite.check.pointer_params import kernel_def
 
@@ -117,8 +118,8 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
 
 
 def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
-    """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``) or
-    passes as a bool option (``tl.dot(..., allow_tf32=X)``): flags, whose two values are two
+    """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``,
+    ``tl.static_assert(not (X and Y))``) or passes as a bool option (``tl.dot(..., allow_tf32=X)``): flags, whose two values are two
     kernels."""
 
     def flag_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
@@ -127,21 +128,33 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str
                 not isinstance(parent, ast.UnaryOp) or isinstance(parent.op, ast.Not)):
             child, parent = parent, parents.get(id(parent))
         tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
-        return tested or (isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS)
+        # ``tl.static_assert(not (A and B), ...)``: a rule between flags, tested at compile time
+        asserted = isinstance(parent, ast.Call) and _call_name(parent) == "static_assert" and parent.args[:1] == [child]
+        return tested or asserted or (isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS)
 
     return _used_only(kernel_source, kernel, names, flag_use)
 
 
 def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
-    """Those of ``names`` that the kernel only uses as a dtype (``dtype=ACC``, ``x.to(ACC)``)."""
+    """Those of ``names`` that the kernel only uses as a dtype (``dtype=ACC``, ``x.to(ACC)``, or
+    chosen against a dtype: ``tl.float32 if allow_tf32 else ACC``)."""
 
     def dtype_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
         parent = parents.get(id(occ))
+        if isinstance(parent, ast.IfExp) and occ is not parent.test:
+            other = parent.orelse if occ is parent.body else parent.body
+            return _is_dtype(other)
         return bool((isinstance(parent, ast.keyword) and parent.arg is not None and "dtype" in parent.arg) or (
             isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
             and parent.func.attr == "to" and parent.args and parent.args[0] is occ))
 
     return _used_only(kernel_source, kernel, names, dtype_use)
+
+
+def _is_dtype(expr: ast.expr) -> bool:
+    """``tl.float32``, ``tl.bfloat16``, ``torch.float16``...: a dtype spelled out."""
+    return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("tl", "torch")
+            and re.fullmatch(r"u?int\d+|float\d+(\w*)?|bfloat16|f(p|loat)8\w*|bool|int1", expr.attr) is not None)
 
 
 def _used_only(kernel_source: str | None, kernel: str, names: set[str], use) -> set[str]:

@@ -23,6 +23,8 @@ divisibility, not folded; noted with the verdict).
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -280,6 +282,9 @@ def _assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | N
                                    "(--assume-dtype)")
 
 
+_SCALE_NAME = re.compile(r"(^|_)scales?(_|$)", re.IGNORECASE)
+
+
 def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     """A pointer's element type from how the kernel uses its tiles, else ``--assume-dtype``."""
     if p.name in ctx.int8_dots:
@@ -288,6 +293,10 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
         ty, why = "*i32", "a tensor whose loaded values the kernel uses as ints: assumed *i32"
     elif p.name in ctx.fp32_loads:
         ty, why = "*fp32", "its tiles go uncast into fp32-only math (tl.fdiv beside an fp32 value, tl.exp, ...): assumed *fp32"
+    elif _SCALE_NAME.search(p.name):
+        # Quantized GEMMs take their scales in fp32 (torch._scaled_mm requires it), and a bf16
+        # scale changes what the kernel computes in (``scale / scale_next`` is fp32 either way).
+        ty, why = "*fp32", "a scale tensor, by its name: assumed *fp32, the dtype quantized kernels take scales in"
     else:
         ty, why = ctx.assume_dtype, otherwise
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
