@@ -61,7 +61,7 @@ class Reason(str, enum.Enum):
     # detail: the loader's message; or missing: the globals it could not provide that a compile
     # needed, places: where each is bound or read ("file:line")
     KERNEL_NOT_ISOLATED = "kernel_not_isolated"
-    # missing: Triton modules the kernel imports that the installed Triton lacks (a fork's, TLX),
+    # missing: Triton modules or names the kernel uses that the installed Triton lacks (TLX, removed APIs),
     # places: where each is imported, detail: the installed Triton's version
     TRITON_MODULE_ABSENT = "triton_module_absent"
     NO_SPEC = "no_spec"  # no launch spec at all

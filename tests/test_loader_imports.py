@@ -307,6 +307,9 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
         "pkg/good.py": KERNEL.format(imports="from .utils import *", name="good_kernel"),
         "pkg/fork.py": KERNEL.format(imports=fork + "\n\n@triton.jit\ndef helper(x):\n    return tlx.local_load(x)",
                                      name="fork_kernel"),
+        # an API of another Triton version, read by a helper
+        "pkg/old.py": KERNEL.format(imports="\n\n@triton.jit\ndef helper(x):\n    return tl._not_in_this_triton(x)",
+                                    name="old_kernel"),
     })
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
@@ -318,5 +321,8 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
     assert fork_k["status"] == "unresolved" and fork_k["problem"]["reason"] == "triton_module_absent"
     assert fork_k["problem"]["missing"] == ["triton.language.extra.not_in_this_triton"]
     assert fork_k["problem"]["places"] == ["pkg/fork.py:3"]
-    assert "a Triton fork's module" in fork_k["message"] and not fork_k["problem"].get("stanza")
+    assert "does not have" in fork_k["message"] and not fork_k["problem"].get("stanza")
+    old = kernels["old_kernel"]
+    assert old["status"] == "unresolved" and old["problem"]["missing"] == ["triton.language._not_in_this_triton"]
+    assert old["problem"]["places"] == ["pkg/old.py:6"]  # the def of the helper that reads it
     assert kernels["good_kernel"]["status"] == "assumed"

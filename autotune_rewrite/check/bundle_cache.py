@@ -19,8 +19,8 @@ from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
 # 2: disk_cache's envelope and key; 3: where each function came from; 4: the globals not provided;
-# 5: the Triton modules this Triton lacks
-SCHEMA = 5
+# 5: the Triton modules this Triton lacks; 6: and its attributes (``tl.NAME``)
+SCHEMA = 6
 # The loader's code: a change in any of these may change what a bundle holds.
 _LOADER_FILES = tuple(Path(__file__).with_name(f) for f in (
     "kernel_loader.py", "loader_syntax.py", "star_imports.py", "bundle_constants.py")) + (

@@ -39,9 +39,9 @@ class KernelBundle:
     # time, a name from a package outside the repository): (name in ``source``, user path, line).
     # A compile that fails with a NameError for one of them failed in our loading, not in the kernel.
     unprovided: tuple[tuple[str, str, int | None], ...] = ()
-    # Triton modules the kernel needs that the installed Triton does not have (a Triton fork's,
-    # such as ``triton.language.extra.tlx``): (module, user path, line of the import). No spec
-    # can make such a kernel compile here.
+    # Triton modules and names the kernel needs that the installed Triton does not have (a fork's
+    # ``triton.language.extra.tlx``, another version's ``tl._experimental_descriptor_load``):
+    # (dotted name, user path, line). No spec can make such a kernel compile here.
     absent_modules: tuple[tuple[str, str, int | None], ...] = ()
 
     def unprovided_global(self, name: str | None) -> tuple[str, str, int | None] | None:

@@ -43,6 +43,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from autotune_rewrite.check.absent_api import absent_attributes
 from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
@@ -374,6 +375,8 @@ class _Loader:
         lines = [f"# Isolated by autotune-rewrite from {mod.rel}::{kernel}; generated, do not edit."]
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
+        for name, rel, line in absent_attributes(source, self.out.import_targets, tuple(self.out.functions)):
+            self.out.absent.setdefault(name, (rel, line))
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
                             unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()),

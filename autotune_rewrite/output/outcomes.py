@@ -115,8 +115,8 @@ def _problem(p: Problem) -> str:
         return f"kernel not loadable: {p.detail}"
     if p.reason is Reason.TRITON_MODULE_ABSENT:
         mods = ", ".join(f"{m} ({where})" if where else m for m, where in zip(p.missing, p.places or ("",) * len(p.missing)))
-        return (f"needs {mods}, which Triton {p.detail} does not have (a Triton fork's module); "
-                "run check with that fork installed to judge it")
+        return (f"needs {mods}, which Triton {p.detail} does not have (another Triton version's API, or a "
+                "fork's); run check with that Triton installed to judge it")
     if p.reason is Reason.NO_SPEC:
         return "no launch spec: give its parameter types in the settings"
     if p.reason is Reason.MISSING_SPEC_VALUES:

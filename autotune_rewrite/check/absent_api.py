@@ -1,0 +1,58 @@
+"""What of the Triton API a kernel uses that the installed Triton does not have.
+
+A kernel written for another Triton (``tl._experimental_descriptor_load``, removed in 3.4; a
+fork's ``tlx`` module) cannot compile here whatever its launch spec, so asking for a spec would
+waste the user's time: the kernel is reported as needing that Triton instead. Read off the
+bundle's source (the kernel and the helpers it reaches), once per bundle (bundles are cached).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+
+from autotune_rewrite.triton_names import is_triton_module
+
+
+@functools.lru_cache(maxsize=None)
+def _has(module: str, attr: str) -> bool:
+    try:
+        mod = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module that does not import has nothing
+        return False
+    if hasattr(mod, attr):
+        return True
+    try:  # a submodule not imported by its package yet (``triton.language.extra.cuda``)
+        importlib.import_module(f"{module}.{attr}")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def absent_attributes(source: str, import_targets: dict[str, str],
+                      functions: tuple[tuple[str, str, int], ...]) -> list[tuple[str, str, int | None]]:
+    """``(triton.language.NAME, user path, line)`` for each ``tl.NAME`` the bundle reads (``tl``
+    bound to a Triton module) that the installed module lacks; the place is the ``def`` of the
+    function that reads it."""
+    modules = {bound: target for bound, target in import_targets.items() if is_triton_module(target)}
+    if not modules:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    where = {name: (path, line) for name, path, line in functions}
+    out: dict[str, tuple[str, int | None]] = {}
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and not _has(modules[node.value.id], node.attr)):
+                path, line = where.get(fn.name, ("", None))
+                out.setdefault(f"{modules[node.value.id]}.{node.attr}", (path, line))
+    return [(name, path, line) for name, (path, line) in out.items()]
+
+
+__all__ = ["absent_attributes"]
