@@ -46,6 +46,8 @@ class ConfigValue:
     has_pre_hook: bool = False
     span: Span | None = None
     path: str | None = None  # file holding ``span`` (may differ from the site's: helper modules)
+    # TMA block shapes the pre_hook sets: (("a_desc", ("BLOCK_M", "BLOCK_K")), ...) (evaluate/pre_hooks.py)
+    descriptor_shapes: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
 
     @property
     def effective_num_warps(self) -> int:

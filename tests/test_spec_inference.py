@@ -439,3 +439,51 @@ def test_a_launch_through_torchs_capture_triton_is_read(tmp_path):
     (launch,) = site.launches
     (spec,) = launch_spec.resolve_specs(site, kernel_source=GEMM_KERNEL).specs
     assert repr(dict(spec.constexprs)["ACC"]) == "tl.float32"
+
+
+TMA_KERNEL = '''
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+def _set_block(nargs):
+    if nargs.get("skip"):
+        return
+    BM = nargs["BLOCK_M"]
+    nargs["a_desc"].block_shape = [BM, nargs["BLOCK_K"]]
+    nargs["b_desc"].block_shape = (nargs["BLOCK_K"], 16)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 64, "BLOCK_K": 32}, num_warps=4, num_stages=2, pre_hook=_set_block),
+                          triton.Config({"BLOCK_M": 128, "BLOCK_K": 64}, num_warps=4, num_stages=3,
+                                        pre_hook=_set_block)], key=["M"])
+@triton.jit
+def tma_kernel(a_desc, b_desc, out_ptr, M, K, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros((BLOCK_M, 16), dtype=tl.float32)
+    for k in tl.range(0, K, BLOCK_K):
+        acc = tl.dot(a_desc.load([pid * BLOCK_M, k]), b_desc.load([k, 0]), acc)
+    offs = (pid * BLOCK_M + tl.arange(0, BLOCK_M))[:, None] * 16 + tl.arange(0, 16)[None, :]
+    tl.store(out_ptr + offs, acc)
+
+
+def run(a, b, out):
+    dummy = [1, 1]
+    a_desc = TensorDescriptor.from_tensor(a, block_shape=dummy)
+    b_desc = TensorDescriptor.from_tensor(b, block_shape=dummy)
+    tma_kernel[(a.shape[0] // 64,)](a_desc, b_desc, out, a.shape[0], a.shape[1])
+'''
+
+
+def test_a_tma_descriptors_block_shape_is_read_from_the_configs_pre_hook(tmp_path):
+    (tmp_path / "t.py").write_text(TMA_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    assert site.configs[1].descriptor_shapes == (("a_desc", ("BLOCK_M", "BLOCK_K")), ("b_desc", ("BLOCK_K", 16)))
+    proc = _cli(tmp_path, "--arch", "sm_90")
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert kernel["status"] == "assumed", kernel["message"]
+    assert kernel["types"]["a_desc"] == "tensordesc<bf16[BLOCK_M, BLOCK_K]>"
+    assert kernel["types"]["b_desc"] == "tensordesc<bf16[BLOCK_K, 16]>"
+    small, big = (c["shared_bytes"] for c in kernel["configs"])
+    assert big > small > 0  # the block shape (and stages) of each config, not one shape for all

@@ -99,10 +99,12 @@ def resolve_specs(
     dtype_name = assume_dtype or DEFAULT_ASSUME_DTYPE
     pointers = pointer_params(kernel_source, site.kernel)
     constexprs = {p.name for p in site.params if p.is_constexpr} - set(meta_params(site))
+    # A constexpr naming a TMA block dimension in a pre_hook shapes a tile, whatever the body does with it.
+    tile_dims = {d for c in site.configs or () for _, dims in c.descriptor_shapes for d in dims if isinstance(d, str)}
     ctx = inf.Context(site, frozenset(meta_params(site)), frozenset(pointers),
                       frozenset(index_pointer_params(kernel_source, site.kernel)),
                       normalize_type("*" + dtype_name), dtype_name, exact,
-                      arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs)),
+                      arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs - tile_dims)),
                       descriptors=frozenset(descriptor_params(kernel_source, site.kernel)),
                       heuristics=frozenset(h.name for h in heuristics),
                       int8_dots=frozenset(int8_dot_params(kernel_source, site.kernel)),

@@ -189,7 +189,7 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
                 p.name, "divisible by 16", "an int of unknown value: assumed divisible by 16 and not 1"))
         return known
     if p.name in ctx.descriptors:
-        return None  # a descriptor's block shape is set by the host: it must be stated
+        return _descriptor_from_pre_hook(ctx, p)  # else its block shape, set by the host, must be stated
     if p.is_constexpr:
         if p.name in ctx.dtypes:
             return ParamSpec("constexpr", _typed(ASSUMED_DTYPE), source="assumed", assumption=Assumption(
@@ -204,6 +204,20 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
     return ParamSpec("i32", divisible=True, source="assumed", assumption=Assumption(
         p.name, "i32, divisible by 16", "an argument of unknown kind, not used as a pointer: assumed an int "
                                         "divisible by 16 and not 1"))
+
+
+def _descriptor_from_pre_hook(ctx: Context, p: KernelParam) -> ParamSpec | None:
+    """A TMA descriptor whose block shape every config's ``pre_hook`` sets alike
+    (``nargs["a_desc"].block_shape = [BLOCK_M, BLOCK_K]``): its type names those parameters, bound
+    per config at compile time; the element type is ``--assume-dtype``'s."""
+    shapes = {dict(c.descriptor_shapes).get(p.name) for c in ctx.site.configs or ()}
+    if len(shapes) != 1 or None in shapes:
+        return None
+    (dims,) = shapes
+    ty = f"tensordesc<{ctx.assume_dtype_name}[{', '.join(map(str, dims))}]>"
+    return ParamSpec(ty, source="assumed", assumption=Assumption(
+        p.name, ty, "a TMA descriptor whose block shape the configs' pre_hook sets; its dtype is not in the "
+                    f"code: assumed {ctx.assume_dtype_name} (--assume-dtype)"))
 
 
 def _needs_int_assumption(ctx: Context, p: KernelParam, spec: ParamSpec) -> bool:

@@ -27,6 +27,7 @@ import libcst as cst
 
 from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short, union
+from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
     CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
@@ -317,8 +318,10 @@ class Evaluator(HelperCalls):
             if bound.get(k) is not None and not isinstance(bound[k], int):
                 raise Unresolved(f"triton.Config {k} is not an int")
         span = pm.span(n) if self.loop_depth == 0 else None
+        hook = bound.get("pre_hook")
+        shapes = descriptor_shapes(hook.node) if isinstance(hook, Function) else ()
         return ConfigObj(dict(meta), bound.get("num_warps"), bound.get("num_stages"), bound.get("num_ctas"),
-                         bound.get("maxnreg"), bound.get("pre_hook") is not None, span, pm.path if span else None)
+                         bound.get("maxnreg"), hook is not None, span, pm.path if span else None, shapes)
 
     def _external(self, fn: Builtin, args, kwargs, pm, n):
         if fn.name == "builtins.filter":

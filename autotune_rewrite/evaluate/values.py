@@ -58,10 +58,11 @@ class ConfigObj:
     has_pre_hook: bool = False
     span: Span | None = None
     path: str | None = None
+    descriptor_shapes: tuple = ()
 
     def freeze(self) -> ConfigValue:
         return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                           self.has_pre_hook, self.span, self.path)
+                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes)
 
     def identity(self) -> tuple:
         return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)

@@ -6,7 +6,8 @@ JSON (``--format json``), one object::
     {"schema_version": 1, "root": PATH, "files_scanned": N,
      "sites": [{"path", "line", "kernel", "form": "decorator"|"call",
                 "configs": [{"kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg",
-                             "has_pre_hook", "span", "path", "label"}] | null,
+                             "has_pre_hook", "span", "path", "label",
+                             "descriptor_shapes": [[param, [dim, ...]], ...]}] | null,
                 "unresolved_reason", "key", "launches": [{"path", "line", ...LaunchSite}],
                 "ident", ...every other AutotuneSite field}],
      "errors": [{"path", "message"}]}
