@@ -168,6 +168,7 @@ class CheckFormat(str, enum.Enum):
     json = "json"
     markdown = "markdown"
     github = "github"
+    sarif = "sarif"
 
 
 @app.command(cls=_Command, epilog=EXIT_CODES_HELP)
@@ -175,7 +176,7 @@ def check(
     path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
     kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
-    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown or github annotations (stdout)."),
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown, github annotations or sarif (SARIF 2.1.0 for code scanning) (stdout)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="The dtype assumed for pointers whose dtype the code does not give (default bf16); listed with the verdicts."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
@@ -203,6 +204,10 @@ def check(
         raise _crash(exc, "check")
     if streamed:
         check_out.print_table(result, strict, streamed=True)
+    elif fmt is CheckFormat.sarif:
+        from autotune_rewrite.output.sarif import print_sarif
+
+        print_sarif(result, strict)
     else:
         {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
          CheckFormat.github: check_out.print_github}[fmt](result, strict)
