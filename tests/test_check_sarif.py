@@ -143,6 +143,30 @@ def test_every_finding_kind_has_its_rule_and_place():
     assert "originalUriBaseIds" not in log["runs"][0]
 
 
+def test_a_kernel_where_nothing_launches_and_a_rejected_compile():
+    target = resolve_target("sm_120")
+    big = ConfigValue({"B": 256}, num_warps=4, span=Span(11, 8, 11, 50))
+    odd = ConfigValue({"B": 3}, num_warps=4, span=Span(12, 8, 12, 50))
+    rejected = CompileOutcome.failed(_job(4), "static_assert failed: B must be a power of 2", "3.6.0", "12.9.86",
+                                     kind="rejected", file="kern.py", line=20)
+    verdicts = (verdict(big, target, _outcome(_job(4), 200_000, 64, 0)), verdict(odd, target, rejected))
+    report = KernelReport(_site((big, odd)), LaunchSpec("default", (("x", "*fp32"),), ()), verdicts=verdicts)
+    result = CheckResult(root="/nowhere", targets=(target,), reports=(report,), errors=(), triton_version="3.6.0",
+                         ptxas_versions=(("sm_120", "12.9.86"),))
+    log = json.loads(check_sarif(result))
+    assert schema_errors(log) == []
+    results = log["runs"][0]["results"]
+    assert [(r["ruleId"], _where(r)) for r in results] == [
+        ("cannot-launch/shared-memory", ("kern.py", 11)),
+        ("cannot-launch/compile-rejected", ("kern.py", 12)),
+        ("no-launchable-config", ("kern.py", 10)),  # on the decorator
+    ]
+    assert results[1]["message"]["text"] == ("k: B=3 w4 s3 cannot launch on sm_120: compile error: static_assert "
+                                             "failed: B must be a power of 2 (kern.py:20)")
+    assert results[2]["message"]["text"].startswith("k: no config launches on sm_120")
+    assert log["runs"][0]["invocations"][0]["exitCode"] == 1
+
+
 def test_the_schema_check_itself_catches_a_broken_log():
     assert schema_errors({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]}) == [
         "runs/0/tool/driver: 'name' is a required property"]

@@ -89,7 +89,8 @@ def _rules() -> list[dict]:
         "fullDescription": {"text": full},
         "help": {"text": full},
         "defaultConfiguration": {"level": level},
-        "properties": {"tags": ["triton", "autotune", "gpu"]},
+        # GitHub ranks alerts by precision: a refusal is proved by the compile, a spill measured.
+        "properties": {"tags": ["triton", "autotune", "gpu"], "precision": "medium" if level == "note" else "very-high"},
     } for rid, name, short, full, level in _RULES]
 
 
