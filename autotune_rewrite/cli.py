@@ -168,6 +168,7 @@ class CheckFormat(str, enum.Enum):
     json = "json"
     markdown = "markdown"
     github = "github"
+    sarif = "sarif"
 
 
 @app.command(cls=_Command, epilog=EXIT_CODES_HELP)
@@ -175,7 +176,7 @@ def check(
     path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
     kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
-    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown or github annotations (stdout)."),
+    fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown, github annotations or sarif (SARIF 2.1.0 for code scanning) (stdout)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
     assume_dtype: Optional[str] = typer.Option(None, "--assume-dtype", metavar="DTYPE", help="The dtype assumed for pointers whose dtype the code does not give (default bf16); listed with the verdicts."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the compile cache."),
@@ -203,6 +204,10 @@ def check(
         raise _crash(exc, "check")
     if streamed:
         check_out.print_table(result, strict, streamed=True)
+    elif fmt is CheckFormat.sarif:
+        from autotune_rewrite.output.sarif import print_sarif
+
+        print_sarif(result, strict)
     else:
         {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
          CheckFormat.github: check_out.print_github}[fmt](result, strict)
@@ -396,6 +401,51 @@ def bench(
         bench_out.print_json(result)
     else:
         bench_out.print_table(result, saved)
+    raise typer.Exit(int(ExitCode.OK))
+
+
+cache_app = typer.Typer(
+    name="cache", cls=_Group, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    help="The tool's own cache of compile outcomes, kernels and scans ($AUTOTUNE_REWRITE_CACHE_DIR, default "
+         "~/.cache/autotune-rewrite): what it holds, and pruning. Safe to share between CI runs (docs/ci.md).")
+app.add_typer(cache_app)
+
+
+@cache_app.command("stats", cls=_Command, epilog=EXIT_CODES_HELP)
+def cache_stats(
+    fmt: Format = typer.Option(Format.table, "--format", metavar="FORMAT", help="table (stderr) or json (stdout)."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
+) -> None:
+    """Entries and bytes per kind (outcomes, bundles, scans, smem-models), the least and most recent use,
+    and the size limit in force."""
+    from autotune_rewrite.cache_admin import cache_stats as run_stats
+    from autotune_rewrite.output import cache as cache_out
+
+    try:
+        result = run_stats(Path.cwd())
+    except UserError as err:
+        raise _fail(err)
+    cache_out.print_stats(result, fmt is Format.json)
+    raise typer.Exit(int(ExitCode.OK))
+
+
+@cache_app.command("prune", cls=_Command, epilog=EXIT_CODES_HELP)
+def cache_prune(
+    max_size: Optional[str] = typer.Option(None, "--max-size", metavar="SIZE", help='Evict the least recently used entries until at most SIZE remain, e.g. 2GB, 500MB (default, without --older-than: the limit in force).'),
+    older_than: Optional[float] = typer.Option(None, "--older-than", metavar="DAYS", help="Remove the entries not used for DAYS days."),
+    fmt: Format = typer.Option(Format.table, "--format", metavar="FORMAT", help="table (stderr) or json (stdout)."),
+    color: ColorOption = None,  # noqa: ARG001 - applied by its callback
+) -> None:
+    """Remove entries: those unused for --older-than days, then the least recently used ones over --max-size
+    (also writers' temporary files a killed run left, once an hour old). Safe while other runs use the cache."""
+    from autotune_rewrite.cache_admin import cache_prune as run_prune
+    from autotune_rewrite.output import cache as cache_out
+
+    try:
+        result = run_prune(Path.cwd(), max_size, older_than)
+    except UserError as err:
+        raise _fail(err)
+    cache_out.print_prune(result, fmt is Format.json)
     raise typer.Exit(int(ExitCode.OK))
 
 

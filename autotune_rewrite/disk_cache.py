@@ -8,6 +8,13 @@ whatever the cache adds (inputs, code digests, ptxas): an upgrade can never serv
 An entry that cannot be read or decoded is a miss, and the recomputed value replaces it. A cache
 that cannot be written is not an error: the run just stays cold.
 
+The folder may be shared by concurrent processes and restored between CI runs (docs/ci.md):
+every write goes to a temporary file in the entry's own folder and is renamed into place
+(``os.replace``, atomic on POSIX), so a reader sees the old entry or the new one, never half of
+one, and two writers of one key both succeed (the last rename wins; both wrote the same answer).
+Reading an entry touches its mtime: the mtime is its last use, which ``cache_admin`` evicts by
+(least recently used first, under the size limit).
+
 Nothing here imports LibCST or Triton (versions come from the installed distributions'
 metadata): a warm run must stay cheap.
 """
@@ -27,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 ENV_VAR = "AUTOTUNE_REWRITE_CACHE_DIR"
+TEMP_PREFIX = ".tmp-"  # a writer's file before its rename; cache_admin removes those a killed writer left
+
+_written = 0  # bytes this process has stored: a run that wrote nothing has nothing to trim
 
 
 def default_cache_dir() -> Path:
@@ -64,19 +74,43 @@ def file_digest(path: Path) -> str | None:
 def write_atomic(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` atomically (temporary file in the same folder, then
     ``os.replace``): a reader never sees half an entry. False, and nothing left behind, on failure."""
+    global _written
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=path.suffix)
         with os.fdopen(fd, "wb") as f:
+            # mkstemp makes the file private (0600); an entry gets the mode open() would give it,
+            # so a cache folder shared with another user (a CI container) stays readable.
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
             f.write(data)
         os.replace(tmp, path)
+        _written += len(data)
         return True
     except OSError:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         return False
+
+
+@functools.lru_cache(maxsize=1)
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it: put it straight back
+    os.umask(mask)
+    return mask
+
+
+def bytes_written() -> int:
+    """Bytes this process has stored in any cache so far."""
+    return _written
+
+
+def touch(path: Path) -> None:
+    """Record a use of the entry (its mtime), for least-recently-used eviction; a read-only
+    cache just keeps its old times."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def make_key(name: str, schema: int, *parts: Any) -> str:
@@ -104,12 +138,14 @@ class Namespace:
 
     def read_json(self, key: str) -> Any | None:
         """The stored value, or None when absent or unreadable (a corrupt entry is a miss)."""
+        path = self.path(key)
         try:
-            data = json.loads(self.path(key).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("schema") != self.schema:
             return None
+        touch(path)
         return data.get("value")
 
     def write_json(self, key: str, value: Any) -> bool:
@@ -117,12 +153,16 @@ class Namespace:
 
     def read_pickle(self, key: str, expected: type) -> Any | None:
         """An entry of our own frozen dataclasses (same trust as the rest of the user's cache)."""
+        path = self.path(key)
         try:
-            value = pickle.loads(self.path(key).read_bytes())
+            value = pickle.loads(path.read_bytes())
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError,
                 IndexError, KeyError):
             return None
-        return value if isinstance(value, expected) else None
+        if not isinstance(value, expected):
+            return None
+        touch(path)
+        return value
 
     def write_pickle(self, key: str, value: Any) -> bool:
         try:
@@ -137,4 +177,4 @@ def namespace(name: str, schema: int, cache_dir: Path | None = None, suffix: str
     return Namespace(Path(cache_dir) if cache_dir is not None else default_cache_dir(), name, schema, suffix)
 
 
-__all__ = ["ENV_VAR", "Namespace", "make_key", "default_cache_dir", "file_digest", "namespace", "tool_versions", "write_atomic"]
+__all__ = ["ENV_VAR", "Namespace", "bytes_written", "make_key", "default_cache_dir", "file_digest", "namespace", "tool_versions", "touch", "write_atomic"]

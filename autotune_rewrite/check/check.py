@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite import stopwatch
+from autotune_rewrite import cache_admin, stopwatch
 from autotune_rewrite.check import launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
@@ -270,6 +270,7 @@ def check(
     # read as they do when the whole checkout is checked.
     settings = settings or Settings.find(path)
     base = Path(settings.root)
+    cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
     targets = resolve_targets(archs or settings.arch)
     entries = settings.kernels
@@ -324,6 +325,9 @@ def check(
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
     reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)
+    if use_cache:  # a shared CI cache stays under its limit: least recently used entries go first
+        with stopwatch.stage("cache trim"):
+            cache_admin.trim(cache_dir or default_cache_dir(), cache_limit)
     return CheckResult(
         root=info.root,
         targets=targets,

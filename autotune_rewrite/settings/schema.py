@@ -90,6 +90,16 @@ def _spec_entries(value: Any, where: Where) -> tuple["SpecEntry", ...]:
     return entries
 
 
+def _size(value: Any, where: Where) -> int:
+    from autotune_rewrite.cache_admin import parse_size  # no triton, no libcst
+
+    try:
+        return parse_size(value)
+    except (ValueError, AttributeError):
+        raise where.error(f"= {value!r} is not a size; write e.g. max_size = \"2GB\" (\"500MB\", \"1GiB\", "
+                          "bytes; \"none\" for no limit)") from None
+
+
 _KERNEL = pattern(r".+::.+", '"path/to/file.py::kernel_name"')
 _MODULE_FUNCTION = pattern(r"[^:]+:[^:]+", '"module:function"')
 
@@ -118,6 +128,15 @@ class Variants:
 
     buckets: tuple[int, ...] | None = field(default=None, metadata=key(
         _bucket_edges, "list of int", "v3's batch-size bucket edges (`--buckets` overrides), e.g. [8, 48]"))
+
+
+@dataclass(frozen=True)
+class Cache:
+    """``[tool.autotune-rewrite.cache]``: the shared outcome cache (``cache_admin.py``)."""
+
+    max_size: int | None = field(default=None, metadata=key(
+        _size, "str or int", 'size limit of the cache folder, least recently used entries evicted first, e.g. "2GB" '
+        '(default; "none": no limit; $AUTOTUNE_REWRITE_CACHE_MAX overrides)'))
 
 
 @dataclass(frozen=True)
@@ -151,6 +170,8 @@ class Settings:
     assume: tuple[tuple[str, AssumeValue], ...] = field(default=(), metadata=key(
         table_of(scalar_or_list, "causal = [true, false]"), "table str -> int / float / bool / str / list of them",
         "values assumed for a parameter NAME of every kernel whose code does not give it (a list: each value a case)"))
+    cache: Cache = field(default=Cache(), metadata=key(
+        section(Cache), "table", "the shared compile cache", inner=("", Cache)))
     env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
         table_of(string, 'USE_FP8 = "1"'), "table str -> str",
         "environment the kernels' modules read through os.environ.get; not used yet"))
@@ -190,4 +211,4 @@ def describe(cls: type = Settings, prefix: str = "") -> Iterator[tuple[str, str,
             yield from describe(inner, f"{path}{suffix}.")
 
 
-__all__ = ["AssumeValue", "BenchEntry", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]
+__all__ = ["AssumeValue", "BenchEntry", "Cache", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]
