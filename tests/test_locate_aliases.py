@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from autotune_rewrite.locate.scan import scan
@@ -332,3 +333,12 @@ def k_engine''' + PARAMS})
 def test_lookalikes_are_not_sites(tmp_path, source):
     (tmp_path / "k.py").write_text(source)
     assert sites_of(tmp_path) == ()
+
+
+def test_a_new_config_under_a_star_import_is_spelled_as_the_star_binds_it():
+    from autotune_rewrite.rewrite.config_text import config_alias
+    from autotune_rewrite.rewrite.parsed import ParsedFile
+
+    pf = ParsedFile("k.py", "from triton import *\n\n@autotune(configs=[], key=['n'])\n@jit\ndef k(n):\n    pass\n")
+    call = next(c for c in pf.walk(cst.Call) if pf.code(c.func) == "autotune")
+    assert config_alias(pf, call) == "Config"
