@@ -171,6 +171,18 @@ def test_diff_edits_a_decorator_objects_list_in_place(tmp_path, cache):
     assert again.stdout == ""
 
 
+def test_diff_of_one_decorator_object_applied_to_two_kernels(tmp_path, cache):
+    kernel = "@tuner\n@triton.jit\n" + PROJECT.split("@tuner\n@triton.jit\n", 1)[1].split("\n\n\ndef run", 1)[0]
+    source = PROJECT.replace("\n\ndef run(", "\n\n" + kernel.replace("tuned_kernel", "other_kernel") + "\n\n\ndef run(")
+    root = _repo(tmp_path, source, "tuned_kernel")
+    (root / "pyproject.toml").write_text(SETTINGS.replace("KERNEL", "tuned_kernel")
+                                         + SETTINGS.split("\n\n", 1)[1].replace("KERNEL", "other_kernel"))
+    proc = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache, check_rc=1)
+    # Both kernels drop the same config from the one list they share: one edit, made once.
+    assert _removed_and_added(proc.stdout) == (['triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),'], [])
+    assert "judged 2 of 2 kernels" in proc.stderr
+
+
 def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
     body = PROJECT.split("@tuner\n@triton.jit\n", 1)[1].split("\n\n\ndef run", 1)[0]
     twins = PROJECT.split("tuner = ", 1)[0] + textwrap.dedent('''\
