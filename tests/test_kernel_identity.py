@@ -183,13 +183,16 @@ def test_diff_of_one_decorator_object_applied_to_two_kernels(tmp_path, cache):
     assert "judged 2 of 2 kernels" in proc.stderr
 
 
-def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
+def _twins(first: str) -> str:
+    """Two defs of ``tuned_kernel`` under ``if``/``else``, through the ``_AT`` alias; the
+    first one's configs are ``first`` (on the def's decorator line), the second's are a
+    launchable and an unlaunchable one."""
     body = PROJECT.split("@tuner\n@triton.jit\n", 1)[1].split("\n\n\ndef run", 1)[0]
-    twins = PROJECT.split("tuner = ", 1)[0] + textwrap.dedent('''\
+    return PROJECT.split("tuner = ", 1)[0] + textwrap.dedent('''\
         import os
 
         if os.environ.get("NARROW"):
-            @_AT(configs=[triton.Config({"BLOCK_D": 256}, num_warps=8, num_stages=2)], key=["D"])
+            @_AT(configs=[FIRST], key=["D"])
             @triton.jit
             BODY
         else:
@@ -202,8 +205,11 @@ def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
             )
             @triton.jit
             BODY
-        ''').replace("BODY", textwrap.indent(body, "    ").strip())
-    root = _repo(tmp_path, twins, "tuned_kernel")
+        ''').replace("BODY", textwrap.indent(body, "    ").strip()).replace("FIRST", first)
+
+
+def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
+    root = _repo(tmp_path, _twins('triton.Config({"BLOCK_D": 256}, num_warps=8, num_stages=2)'), "tuned_kernel")
     ambiguous = cli("diff", "--variant", "prune", "--kernel", "tuned_kernel", ".", cwd=root, cache=cache, check_rc=2)
     assert ambiguous.stderr.count("\n") == 1 and "proj.py::tuned_kernel:10, proj.py::tuned_kernel:30" in ambiguous.stderr
     proc = cli("diff", "--variant", "prune", "--check", "--kernel", "proj.py::tuned_kernel:30", ".",
@@ -212,3 +218,11 @@ def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
     assert _removed_and_added(proc.stdout) == (['triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),'], [])
     (tmp_path / "p.diff").write_text(proc.stdout)
     git(root, "apply", "--check", str(tmp_path / "p.diff"))
+
+
+def test_apply_makes_one_branch_per_twin(tmp_path, cache):
+    first = 'triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2), triton.Config({"BLOCK_D": 256}, num_warps=8, num_stages=2)'
+    root = _repo(tmp_path, _twins(first), "tuned_kernel")
+    proc = cli("apply", "--variant", "prune", ".", cwd=root, cache=cache, check_rc=0)
+    assert [line.split("\t")[0] for line in proc.stdout.splitlines()] == [
+        "autotune-rewrite/sm_120/tuned_kernel-L10-prune", "autotune-rewrite/sm_120/tuned_kernel-L30-prune"]
