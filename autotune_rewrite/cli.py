@@ -174,7 +174,7 @@ class CheckFormat(str, enum.Enum):
 @app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def check(
     path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name, path::name, or path::name:LINE for two defs of one name; ambiguous: exit 2)."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target: sm_80 ... sm_121 or a product (rtx-pro-6000, h200, ...). Repeatable; default from settings, else sm_120."),
     fmt: CheckFormat = typer.Option(CheckFormat.table, "--format", metavar="FORMAT", help="table (stderr), json, markdown, github annotations or sarif (SARIF 2.1.0 for code scanning) (stdout)."),
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial)."),
@@ -230,7 +230,7 @@ class Variant(str, enum.Enum):
 def diff(
     path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
     variant: Variant = typer.Option(..., "--variant", metavar="VARIANT", help="prune: drop configs that cannot launch; v1: one config, the launchable tile at the highest occupancy reachable by raising num_warps; v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name, path::name, or path::name:LINE for two defs of one name; ambiguous: exit 2)."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target (repeatable); default from settings, else sm_120."),
     check_only: bool = typer.Option(False, "--check", help="Print the diff and exit 1 when the variant would change something, 0 when not."),
     batch_expr: Optional[str] = typer.Option(None, "--batch-expr", metavar="EXPR", help="v3: the batch size at the launch sites (a Python expression), when it cannot be inferred."),
@@ -274,7 +274,7 @@ def apply(
     path: Path = typer.Argument(..., metavar="PATH", help="A folder or file inside a git checkout."),
     variant: Optional[Variant] = typer.Option(None, "--variant", metavar="VARIANT", help="The variant to build (see `diff --help`)."),
     all_variants: bool = typer.Option(False, "--all-variants", help="One branch per variant (prune, v1, v2, v3)."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name or path::name)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name, path::name, or path::name:LINE for two defs of one name; ambiguous: exit 2)."),
     base: str = typer.Option("HEAD", "--base", metavar="COMMIT", help="Commit the branches start from."),
     force: bool = typer.Option(False, "--force", help="Replace branches of the same name."),
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", metavar="DIR", help="Where to write PR bodies (default: <git dir>/autotune-rewrite/pr)."),
@@ -373,7 +373,7 @@ def inspect_cache(
 @app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def bench(
     path: Path = typer.Argument(..., metavar="PATH", help="The checkout or folder holding the kernel and the [tool.autotune-rewrite.bench] entry."),
-    kernel: str = typer.Option(..., "--kernel", metavar="NAME", help="The autotuned kernel (name or path::name)."),
+    kernel: str = typer.Option(..., "--kernel", metavar="NAME", help="The autotuned kernel (name, path::name, or path::name:LINE)."),
     variant: Optional[List[Variant]] = typer.Option(None, "--variant", metavar="VARIANT", help="Variants whose configs to time (repeatable; default: all)."),
     batch: str = typer.Option("1,8,32,64,96", "--batch", metavar="SIZES", help="Batch sizes, comma-separated."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Targets the variants are decided for (default from settings, else sm_120)."),

@@ -8,13 +8,16 @@ folders, virtualenvs and caches. Explicitly named files are always processed, ex
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autotune_rewrite.errors import UserError
 
-# Cheap test before any parse: a file that never says "autotune" cannot hold a site.
+# Cheap test before any parse: a file that never says "autotune" cannot hold a site, unless
+# it uses a name another module binds to it (``tune = triton.autotune``; see ``mentions_word``).
 SITE_MARKER = b"autotune"
 
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"})
@@ -45,6 +48,16 @@ def may_launch(data: bytes) -> bool:
 def mentions_any(data: bytes, names: frozenset[bytes]) -> bool:
     """True when any of ``names`` occurs in ``data`` (launch-site prefilter)."""
     return any(name in data for name in names)
+
+
+@functools.lru_cache(maxsize=8)
+def _word_pattern(words: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w) for w in words) + rb")(?!\w)")
+
+
+def mentions_word(data: bytes, words: tuple[bytes, ...]) -> bool:
+    """True when one of ``words`` occurs in ``data`` as a whole name (not ``x.T`` or ``Tx``)."""
+    return bool(words) and _word_pattern(words).search(data) is not None
 
 
 def module_name(rel: str) -> str:

@@ -157,11 +157,17 @@ class AutotuneSite:
     reset_to_zero: tuple[str, ...] | None = None
     restore_value: tuple[str, ...] | None = None
     launches: tuple[LaunchSite, ...] = ()
+    bound_to: str | None = None  # call form: the name the autotuned kernel is assigned to (``k2 = ...``)
+    # Set only when another site shares ``path::kernel`` (two defs of one name under if/else,
+    # one kernel autotuned twice): the kernel's def line, else the site's line.
+    ident_line: int | None = None
 
     @property
     def ident(self) -> str:
-        """``path::kernel``, the key used in launch-spec tables and reports."""
-        return f"{self.path}::{self.kernel}"
+        """``path::kernel`` (``path::kernel:LINE`` for sites that share it), the key used in
+        launch-spec tables and reports."""
+        base = f"{self.path}::{self.kernel}"
+        return base if self.ident_line is None else f"{base}:{self.ident_line}"
 
 
 @dataclass(frozen=True)

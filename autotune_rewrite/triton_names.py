@@ -27,6 +27,11 @@ WRAP_TRITON = frozenset({"torch.library.wrap_triton", "torch._library.triton.wra
 CDIV = frozenset({"triton.cdiv", "triton.runtime.cdiv", "triton.language.cdiv"})
 NEXT_POWER_OF_2 = frozenset({"triton.next_power_of_2", "triton.runtime.next_power_of_2"})
 
+# What ``from triton import *`` (or a submodule's star) can bind that the tool reads: every
+# spelling above (Triton's own ``__all__`` is not read: Triton is never imported to scan).
+STAR_EXPORTED = (AUTOTUNE | CONFIG | JIT_CONSTRUCTORS | CONSTEXPR_FUNCTION | HEURISTICS | CONSTEXPR | CDIV
+                 | NEXT_POWER_OF_2)
+
 # Decorator spellings whose function bodies the locator never needs (kernel bodies): trimmed
 # before metadata runs. Only a speed-up: sites are still decided by qualified names.
 KERNEL_DECORATOR_TAILS = frozenset({"jit", "autotune", "heuristics"})
@@ -39,6 +44,12 @@ REEXPORTED_MODULES = {"triton": "import triton", "tl": "import triton.language a
 def is_triton_module(dotted: str) -> bool:
     """``triton`` or one of its submodules (``triton.language``), not ``tritonfoo``."""
     return dotted == "triton" or dotted.startswith("triton.")
+
+
+def is_autotune(names) -> bool:
+    """Whether a set of qualified names holds ``triton.autotune`` in any spelling, also when
+    Triton is re-exported by another package (``vllm.triton_utils.triton.autotune``)."""
+    return any(n in AUTOTUNE or n.endswith(".triton.autotune") for n in names)
 
 
 def is_jit(names) -> bool:

@@ -45,6 +45,7 @@ from autotune_rewrite.check.resources import ptxas_version, triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.files import scope_of
+from autotune_rewrite.locate.kernel_names import select_sites
 from autotune_rewrite.locate.scan_cache import cached_scan
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.outcomes import Reason, Report
@@ -228,13 +229,7 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) ->
 
 # --------------------------------------------------------------------------- the command
 def _select(sites: Sequence[AutotuneSite], kernel: str | None) -> list[AutotuneSite]:
-    if kernel is None:
-        return list(sites)
-    chosen = [s for s in sites if kernel in (s.kernel, s.ident, f"{s.kernel_path}::{s.kernel}")]
-    if not chosen:
-        found = ", ".join(sorted({s.ident for s in sites})) or "none"
-        raise UserError(f"kernel '{kernel}' not found among the autotuned kernels; found: {found}")
-    return chosen
+    return select_sites(sites, kernel)  # ``--kernel``'s one reading, shared with the locator
 
 
 def check(

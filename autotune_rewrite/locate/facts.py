@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.evaluate import Pending, Unresolved
+from autotune_rewrite.locate.aliases import ModuleNames, module_names
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
 from autotune_rewrite.locate.names import absolutize
@@ -31,6 +32,10 @@ class FileFacts:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)  # module-level @triton.jit defs
     imports: dict[str, str] = field(default_factory=dict)  # module-level ``local name -> absolute``
     error: FileError | None = None
+    names: ModuleNames = field(default_factory=ModuleNames)  # aliases, star imports, ``__all__``
+    # Decorator / call-form callees naming another module of the tree that may re-export
+    # ``triton.autotune`` (``from .triton_utils import *``); linking decides.
+    foreign: frozenset[str] = frozenset()
 
 
 def pending_resolver(tree_names: frozenset[str]):
@@ -90,12 +95,15 @@ def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, m
     try:
         # One traversal for both collectors (LibCST's batched visitors).
         collector = LaunchCollector(pm)
-        finder = SiteFinder(pm, pending_resolver(tree_names)) if mode == MODE_SITES else None
+        names = module_names(pm)
+        finder = SiteFinder(pm, pending_resolver(tree_names), names, tree_names) if mode == MODE_SITES else None
         cst.visit_batched(pm.tree, [collector] if finder is None else [finder, collector])
         kernels = ({s.name.value: kernel_info(pm, s) for s in pm.tree.body
                     if isinstance(s, cst.FunctionDef) and is_jit(pm, s)} if finder is not None else {})
         sites = tuple(finder.sites) if finder is not None else ()
-        return FileFacts(path, sites, tuple(collector.drafts()), kernels, module_imports(pm))
+        foreign = frozenset(finder.foreign) if finder is not None else frozenset()
+        return FileFacts(path, sites, tuple(collector.drafts()), kernels, module_imports(pm), names=names,
+                         foreign=foreign)
     except RecursionError:
         return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
     except Exception as exc:  # a locator bug must not sink the whole scan: name the file

@@ -17,7 +17,7 @@ from libcst.metadata import Assignment
 from autotune_rewrite.evaluate import Evaluator, Known, outcome
 from autotune_rewrite.locate.launch_args import launch_arguments
 from autotune_rewrite.locate.nesting import NestingVisitor
-from autotune_rewrite.triton_names import AUTOTUNE, WRAP_TRITON
+from autotune_rewrite.triton_names import WRAP_TRITON
 from autotune_rewrite.model import LaunchSite
 
 
@@ -79,7 +79,7 @@ def _targets(pm, values, expr, depth=0) -> set[str]:
         if scope is not None and expr.value in scope:
             for a in scope[expr.value]:
                 value = values.get(a.node) if isinstance(a, Assignment) else None
-                if value is not None and not _is_autotune_application(pm, value):
+                if value is not None and not _made_by_call(pm, value):
                     followed = True
                     out |= _targets(pm, values, value, depth + 1)
         if not followed:
@@ -90,8 +90,11 @@ def _targets(pm, values, expr, depth=0) -> set[str]:
     return set()
 
 
-def _is_autotune_application(pm, value) -> bool:
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Call) and bool(pm.names(value.func.func) & AUTOTUNE)
+def _made_by_call(pm, value) -> bool:
+    """``k = <call>`` other than ``wrap_triton(...)``: the launch names ``k`` itself, which is
+    the handle of a call-form site (``k = triton.autotune(...)(fn)``, through any alias, or
+    ``k = tuner(fn)``), and of nothing else."""
+    return isinstance(value, cst.Call) and not pm.names(value.func) & WRAP_TRITON
 
 
 def _module_constants(pm):

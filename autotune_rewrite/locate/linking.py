@@ -5,7 +5,11 @@
   to the site whose launchable object is exactly that; never by bare name;
 - configs built by helpers or variables imported from another module of the tree are
   evaluated there (that module is parsed on demand);
-- call-form sites over a kernel imported from another module get that kernel's parameters.
+- call-form sites over a kernel imported from another module get that kernel's parameters;
+- ``triton.autotune`` re-exported by the tree's own modules (``from .triton_utils import *``,
+  ``tune = triton.autotune`` there) is followed (``Project.origins``), and the files using it
+  are analysed again knowing it;
+- sites that share ``path::kernel`` are told apart (``tell_apart``).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.files import module_name
-from autotune_rewrite.evaluate import Evaluator, Unresolved
+from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Evaluator, Unresolved
+from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.locate.sites import SiteDraft, find_sites
 from autotune_rewrite.model import AutotuneSite, LaunchSite
+from autotune_rewrite.triton_names import is_autotune
 
 
 class Project:
@@ -32,6 +38,7 @@ class Project:
         self.root, self.facts = root, facts
         self.resolver = ModuleResolver(root, files)
         self._parsed: dict[str, ParsedModule | None] = {}
+        self.autotune: dict[str, frozenset[str]] = {}  # file -> other modules' names for triton.autotune
 
     def find_module(self, dotted: str) -> str | None:
         """File of module ``dotted`` in the scanned tree (``module_resolver`` decides how)."""
@@ -70,9 +77,54 @@ class Project:
             return path, name
         return None
 
+    def names(self, path: str) -> ModuleNames:
+        if path in self.facts and self.facts[path].error is None:
+            return self.facts[path].names
+        pm = self.parsed(path)
+        return module_names(pm) if pm is not None else ModuleNames()
+
+    def origins(self, fq: str, depth: int = 0) -> frozenset[str]:
+        """What absolute name ``fq`` finally stands for: followed through the tree's imports,
+        aliases (``tune = triton.autotune``, both branches of a conditional one) and star
+        imports (``__all__`` respected) to names outside the tree (``triton.autotune``), or
+        to the tree module that binds it."""
+        parts = fq.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:i])
+            path = self.find_module(module)
+            if path is None:
+                continue
+            if depth >= 8:
+                return frozenset()
+            names, name = self.names(path), parts[i]
+            tail = "".join(f".{p}" for p in parts[i + 1:])
+            if name in names.aliases:
+                return frozenset().union(*(self.origins(t + tail, depth + 1) for t in names.aliases[name]))
+            if name in names.defined:
+                return frozenset({fq})
+            for star in names.stars:
+                star_path = self.find_module(star)
+                if star_path is None or self.names(star_path).star_binds(name):
+                    found = self.origins(f"{star}.{name}{tail}", depth + 1)
+                    if found:
+                        return found
+            return frozenset()
+        return frozenset({fq})
+
     def resolve(self, fq: str):
         """Value of another module's name, for the config evaluator."""
         where = self.locate(fq)
+        pm = self.parsed(where[0]) if where is not None else None
+        if pm is None or where[1] not in pm.module_bindings():
+            # Re-exported from outside the tree (``from .triton_utils import Config``) or
+            # through star imports: what it stands for there.
+            for origin in sorted(self.origins(fq)):
+                known, value = DEFAULT_ANSWERS.lookup(origin)
+                if known:
+                    return value
+                there = self.locate(origin)
+                if there is not None and there != where:
+                    return self.resolve(origin)
         if where is None:
             raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
         pm = self.parsed(where[0])
@@ -105,11 +157,41 @@ class Project:
         return None
 
 
+def _through_other_modules(project: Project, facts: dict[str, FileFacts]) -> dict[str, FileFacts]:
+    """Files whose decorators or call forms name another module's ``triton.autotune``
+    (``from .triton_utils import *``, ``from pkg.utils import tune``) are analysed again,
+    knowing those names."""
+    out = dict(facts)
+    # Only a name some scanned module binds to triton.autotune can be one (a chain of
+    # re-exports starts in a file that says "autotune", which the scan analysed): the other
+    # callees (``@register(...)``, ``@torch_op(...)``) are not followed, so no file is parsed for them.
+    words = {w.decode() for w in alias_words(facts)} | {"autotune"}
+    for path, f in facts.items():
+        known = frozenset(n for n in f.foreign if n.rsplit(".", 1)[-1] in words
+                          and _star_binds(project, f, n) and is_autotune(project.origins(n)))
+        pm = project.parsed(path) if known else None
+        if pm is not None:
+            project.autotune[path] = known
+            out[path] = replace(f, sites=tuple(find_sites(pm, project.resolve, known)))
+    return out
+
+
+def _star_binds(project: Project, f: FileFacts, fq: str) -> bool:
+    """False when ``fq`` is a name the file only has through ``from m import *`` and ``m``
+    does not export it (``__all__``, else public names): it is not bound there at all."""
+    for star in f.names.stars:
+        name = fq[len(star) + 1:].split(".", 1)[0] if fq.startswith(star + ".") else None
+        if name is not None and name not in f.names.defined:
+            path = project.find_module(star)
+            return path is None or project.names(path).star_binds(name)
+    return True
+
+
 def _complete(project: Project, draft: SiteDraft) -> SiteDraft:
     if draft.pending is not None:
         pm = project.parsed(draft.site.path)
         if pm is not None:
-            for again in find_sites(pm, project.resolve):
+            for again in find_sites(pm, project.resolve, project.autotune.get(draft.site.path, frozenset())):
                 if again.site.span == draft.site.span:
                     draft = replace(again, kernel_ref=draft.kernel_ref, pending=None,
                                     site=replace(again.site, kernel=draft.site.kernel, kernel_span=draft.site.kernel_span,
@@ -133,24 +215,45 @@ def _complete(project: Project, draft: SiteDraft) -> SiteDraft:
 
 def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts]) -> tuple[AutotuneSite, ...]:
     project = Project(root, files, facts)
+    facts = _through_other_modules(project, facts)
     drafts = [_complete(project, d) for f in facts.values() for d in f.sites]
-    by_handle: dict[tuple[str, str], int] = {}
+    by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
     for i, d in enumerate(drafts):
         if d.handle is not None:
-            by_handle[(d.site.path, d.handle.rsplit(".", 1)[-1])] = i
+            by_handle.setdefault((d.site.path, d.handle.rsplit(".", 1)[-1]), []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
     for f in facts.values():
         for ld in f.launches:
             for fq in ld.targets:
                 where = project.locate(fq)
-                i = by_handle.get(where) if where is not None else None
-                if i is not None:
+                for i in by_handle.get(where, ()) if where is not None else ():
                     launches.setdefault(i, {})[(ld.launch.path, ld.launch.span)] = ld.launch
     out = []
     for i, d in enumerate(drafts):
         found = sorted(launches.get(i, {}).values(), key=lambda l: (l.path, l.span.start_line, l.span.start_col))
         out.append(replace(d.site, launches=tuple(found)))
-    return tuple(sorted(out, key=lambda s: (s.path, s.line, s.span.start_col)))
+    return tell_apart(sorted(out, key=lambda s: (s.path, s.line, s.span.start_col)))
+
+
+def tell_apart(sites: list[AutotuneSite]) -> tuple[AutotuneSite, ...]:
+    """Sites that share ``path::kernel`` get ``ident_line``: the kernel's def line when the
+    defs differ (``if``/``else``), else the site's own line (one kernel autotuned twice)."""
+    groups: dict[str, list[int]] = {}
+    for i, s in enumerate(sites):
+        groups.setdefault(s.ident, []).append(i)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        defs = [_def_line(sites[i]) for i in members]
+        by_def = None not in defs and len(set(defs)) == len(defs)
+        for i, line in zip(members, defs):
+            sites[i] = replace(sites[i], ident_line=line if by_def else sites[i].line)
+    return tuple(sites)
+
+
+def _def_line(site: AutotuneSite) -> int | None:
+    same_file = site.kernel_span is not None and site.kernel_path in (None, site.path)
+    return site.kernel_span.start_line if same_file else None
 
 
 def launch_names(facts: dict[str, FileFacts]) -> frozenset[bytes]:

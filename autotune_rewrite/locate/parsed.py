@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
-from autotune_rewrite.locate.names import absolute_names
+from autotune_rewrite.locate.names import absolute_names, star_modules, star_names
 from autotune_rewrite.triton_names import KERNEL_DECORATOR_TAILS
 from autotune_rewrite.model import Span
 
@@ -98,6 +98,7 @@ class ParsedModule:
     _real_end: dict = field(repr=False, default_factory=dict)
     _originals: dict = field(repr=False, default_factory=dict)  # trimmed kernel def -> real one
     _probes: dict = field(repr=False, default_factory=dict)  # real annotation -> node in the copy
+    stars: tuple[str, ...] = ()  # modules star-imported (``from triton import *``), absolute
 
     @classmethod
     def parse(cls, path: str, source: str, module_name: str, is_package: bool) -> "ParsedModule":
@@ -125,6 +126,7 @@ class ParsedModule:
             tree = module
         pm = cls(path, module_name, is_package, module, tree)
         pm._originals, pm._probes = originals, probes
+        pm.stars = star_modules(module, module_name, is_package)
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         res = wrapper.resolve_many([PositionProvider, ScopeProvider])
         pm._pos, pm._scope = res[PositionProvider], res[ScopeProvider]
@@ -168,7 +170,12 @@ class ParsedModule:
         scope = self._scope.get(node)
         if scope is None:
             return frozenset()
-        return absolute_names(scope.get_qualified_names_for(node), self.module_name, self.is_package)
+        qnames = scope.get_qualified_names_for(node)
+        if not qnames and self.stars:
+            # Bound by nothing LibCST sees (not even a parameter): a star import may bind it.
+            dotted = _dotted(node)
+            return star_names(dotted, self.stars) if dotted else frozenset()
+        return absolute_names(qnames, self.module_name, self.is_package)
 
     def global_names(self, node: cst.CSTNode) -> frozenset[str]:
         """Absolute names a ``Name``/``a.b`` chain means in the module's global scope: for nodes
@@ -178,7 +185,10 @@ class ParsedModule:
         scope = self._scope.get(self.tree) if self._scope is not None else None
         if dotted is None or scope is None:
             return frozenset()
-        return absolute_names(scope.get_qualified_names_for(dotted), self.module_name, self.is_package)
+        qnames = scope.get_qualified_names_for(dotted)
+        if not qnames and self.stars:
+            return star_names(dotted, self.stars)
+        return absolute_names(qnames, self.module_name, self.is_package)
 
     def original(self, fn: cst.FunctionDef) -> cst.FunctionDef:
         """The real ``def`` (with parameters and body) of a trimmed kernel; others as they are."""

@@ -2,7 +2,9 @@
 
 Two passes over the files, both in the pool and both behind a byte prefilter:
 1. every file is read once; those that say ``autotune`` are analysed (sites, kernels,
-   launches, imports); those with a subscript call (``](``) are set aside;
+   launches, imports); those with a subscript call (``](``) are set aside; when an analysed
+   module binds another name to ``triton.autotune`` (``tune = triton.autotune``), the files
+   that use that name are analysed too (``aliases.alias_words``; nothing extra otherwise);
 2. the set-aside files that mention one of the found kernels' names: launches and imports.
 A file is parsed only when it passes a prefilter, and LibCST's metadata runs on a trimmed copy
 (see ``locate.parsed``). ``scan`` is pure: no printing, nothing written.
@@ -17,8 +19,10 @@ from typing import Callable, Iterable
 
 from autotune_rewrite import stopwatch
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, module_name
+from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
+from autotune_rewrite.locate.aliases import alias_words
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, read_source
+from autotune_rewrite.locate.kernel_names import ambiguity, matching
 from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
@@ -35,7 +39,7 @@ def default_jobs() -> int:
 
 
 def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
-           tree_names: frozenset[str]) -> tuple[list[FileFacts], list[str]]:
+           tree_names: frozenset[str], words: tuple[bytes, ...] = ()) -> tuple[list[FileFacts], list[str]]:
     """One worker task: read, prefilter, analyse. Also returns the files the second pass must
     look at again (they may launch a kernel)."""
     out: list[FileFacts] = []
@@ -45,7 +49,7 @@ def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
         if isinstance(data, FileFacts):
             out.append(data)
             continue
-        if mode == MODE_SITES and not is_site_candidate(data):
+        if mode == MODE_SITES and not (is_site_candidate(data) or mentions_word(data, words)):
             if may_launch(data):
                 later.append(p)
             continue
@@ -65,14 +69,15 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
 def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: str, jobs: int,
          progress: Progress | None, done: int, total: int,
          names: frozenset[bytes] = frozenset(),
-         tree_names: frozenset[str] = frozenset()) -> tuple[list[FileFacts], list[str], int]:
+         tree_names: frozenset[str] = frozenset(),
+         words: tuple[bytes, ...] = ()) -> tuple[list[FileFacts], list[str], int]:
     chunks = _chunks(paths, jobs)
     results: Iterable[tuple[list[FileFacts], list[str]]]
     n = len(chunks)
     if pool is None:
-        results = (_chunk(root, c, mode, names, tree_names) for c in chunks)
+        results = (_chunk(root, c, mode, names, tree_names, words) for c in chunks)
     else:
-        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n)
+        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n, [words] * n)
     out: list[FileFacts] = []
     later: list[str] = []
     for chunk, (facts, maybe) in zip(chunks, results):
@@ -109,9 +114,20 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
     try:
         with stopwatch.stage("scan"):
+            tree_names = _tree_names(files)
             first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
-                                      tree_names=_tree_names(files))
+                                      tree_names=tree_names)
             facts = {f.path: f for f in first}
+            # Pass 1b (only when a scanned module binds a name to triton.autotune): the files
+            # that never say "autotune" but use such a name (``from pkg.utils import tune``).
+            seen_words: set[bytes] = set()
+            while words := tuple(sorted(alias_words(facts) - seen_words)):
+                seen_words.update(words)
+                rest = [p for p in files if p not in facts]
+                more, _, _ = _run(pool, base, rest, MODE_SITES, jobs, None, done, total,
+                                  tree_names=tree_names, words=words)
+                facts.update({f.path: f for f in more})
+            later = [p for p in later if p not in facts]
             names = launch_names(facts)
             # Pass 2: only files with a subscript call are read again, and only those that name a
             # found kernel are parsed (files that merely re-export are read on demand by linking).
@@ -143,15 +159,14 @@ def _tree_names(files: list[str]) -> frozenset[str]:
 
 
 def find_site(result: ScanResult, kernel: str, path: str | None = None) -> AutotuneSite | None:
-    """The site wrapping ``kernel`` (``path::kernel`` also accepted); None when absent.
+    """The site ``kernel`` names (any spelling ``--kernel`` takes, see ``kernel_names``;
+    ``path`` narrows it to a file); None when absent.
 
     Raises ``UserError`` when the name is ambiguous (same kernel name in several files)."""
-    if path is None and "::" in kernel:
-        path, kernel = kernel.split("::", 1)
-    hits = [s for s in result.sites if s.kernel == kernel and (path is None or s.path == path)]
-    if len(hits) > 1:
-        where = ", ".join(s.ident for s in hits)
-        raise UserError(f"kernel {kernel} is ambiguous ({where}); name it as path::kernel")
+    hits = matching(result.sites, kernel if path is None else f"{path}::{kernel}")
+    error = ambiguity(kernel, hits)
+    if error is not None:
+        raise error
     return hits[0] if hits else None
 
 

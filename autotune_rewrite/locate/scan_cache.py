@@ -21,7 +21,9 @@ from autotune_rewrite.files import discover
 from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
-SCHEMA = 4  # 3: launch arguments (ArgFact) on each LaunchSite; 4: pre_hook descriptor shapes on configs
+# 3: launch arguments (ArgFact) on each LaunchSite; 4: AutotuneSite.bound_to, ident_line;
+# 5: pre_hook descriptor shapes on configs
+SCHEMA = 5
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
 _LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py")

@@ -136,7 +136,9 @@ def apply_variants(
                     wt.add([root / c.path for c in kr.changes])
                     ctx = templating.context(kr, run)
                     sha = wt.commit(templating.commit_message(ctx), identity_from=repo)
-                    made.append((branch_name(run.targets, kr.site.kernel, variant), sha, kr, run))
+                    # Two kernels sharing ``path::name`` (``ident_line``) get a branch each.
+                    name = kr.site.kernel if kr.site.ident_line is None else f"{kr.site.kernel}-L{kr.site.ident_line}"
+                    made.append((branch_name(run.targets, name, variant), sha, kr, run))
                     wt.reset_hard(base_sha)
             _check_names(repo, [name for name, *_ in made], force)
             branches, bodies = [], []

@@ -72,9 +72,11 @@ def config_alias(pf: ParsedFile, autotune_call: cst.Call) -> str:
     if isinstance(func, cst.Attribute):  # ``triton.autotune`` / ``tt.autotune`` -> same module's Config
         return f"{pf.code(func.value)}.Config"
     for node in pf.walk(cst.ImportFrom):
-        if isinstance(node.names, cst.ImportStar):
-            continue
         module = pf.code(node.module) if node.module else ""
+        if isinstance(node.names, cst.ImportStar):
+            if f"{module}.Config" in CONFIG:
+                return "Config"  # ``from triton import *`` binds it
+            continue
         if f"{module}.Config" in CONFIG:
             for alias in node.names:
                 if pf.code(alias.name) == "Config":

@@ -21,6 +21,7 @@ from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.check.evidence import KernelReport
 from autotune_rewrite.check.kernel_loader import KernelLoadError
 from autotune_rewrite.internal_errors import internal_error
+from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket
@@ -253,7 +254,8 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
                 out.append(kr)
                 continue
             try:
-                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache)
+                edited = next((c for c in changes if c.path == kr.site.path), None)
+                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache, edited)
             except UserError as exc:
                 lost.append((kr.site.ident, str(exc), None))
                 continue
@@ -264,10 +266,12 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
         return out, lost
 
 
-def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache) -> tuple[KernelReport, ...]:
+def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache,
+                 edited=None) -> tuple[KernelReport, ...]:
     d = kr.decision
     ident = d.site.ident
-    new = next((s for s in sites if s.ident == ident), None)
+    # A twin (``path::name:LINE``) may have moved: ``after_edit`` follows it through the edit.
+    new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
     if new is None or new.configs is None:
         raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
     want = [config_key(p.config) for p in d.configs]

@@ -50,7 +50,12 @@ class _Files:
         return self.parsed[path]
 
     def add(self, path: str, edits: Seq[Edit]) -> None:
-        self.edits.setdefault(path, []).extend(edits)
+        # Kernels that share one written list (a decorator object ``tuner = triton.autotune(...)``
+        # applied to both) may ask for the same edit: it is made once. Different edits of the
+        # same text still overlap, and ``apply_edits`` refuses them.
+        have = self.edits.setdefault(path, [])
+        seen = {(e.start, e.end, e.text) for e in have}
+        have.extend(e for e in edits if (e.start, e.end, e.text) not in seen)
 
 
 def rewrite(
