@@ -47,12 +47,26 @@ def absent_attributes(source: str, import_targets: dict[str, str],
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef):
             continue
-        for node in ast.walk(fn):
+        for node in _unconditional(fn):
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
                     and not _has(modules[node.value.id], node.attr)):
                 path, line = where.get(fn.name, ("", None))
                 out.setdefault(f"{modules[node.value.id]}.{node.attr}", (path, line))
     return [(name, path, line) for name, (path, line) in out.items()]
+
+
+def _unconditional(fn: ast.FunctionDef):
+    """The nodes of ``fn`` outside every ``if``'s branches: Triton compiles only the branch a
+    constexpr takes, so an old API under ``if ACTIVATION == "gelu":`` is harmless when the
+    spec takes the other one (the compile says so if not)."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.If, ast.IfExp)):
+            stack.append(node.test)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
 
 
 __all__ = ["absent_attributes"]
