@@ -323,6 +323,27 @@ def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
     assert "fp32-only math" in why["lse_ptr"]
 
 
+def test_uncast_tiles_are_followed_in_statement_order_and_address_tables_are_i64():
+    from autotune_rewrite.check.pointer_params import address_table_params, fp32_pointer_params
+
+    source = '''
+def k(g, h, w, bufs, out, n, rank):
+    g_last = tl.load(g + n)
+    b_g = tl.load(g + tl.arange(0, 16))
+    decay = tl.exp(g_last - b_g)   # arithmetic of raw tiles: still g's dtype
+    g_last = tl.exp(g_last)        # the raw tile, though the name is reassigned
+    x = tl.load(h + n).to(tl.float32)
+    y = tl.exp(x)                  # cast first: says nothing about h
+    z = tl.load(w + n)
+    z = z.to(tl.float32)
+    t = tl.exp(z)                  # z was cast before this line
+    dst = tl.load(bufs + rank).to(tl.pointer_type(tl.bfloat16))
+    tl.store(dst + n, decay)
+'''
+    assert fp32_pointer_params(source, "k") == ("g",)
+    assert address_table_params(source, "k") == ("bufs",)
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),

@@ -33,7 +33,8 @@ from autotune_rewrite.check import spec_cases as cases
 from autotune_rewrite.check import spec_inference as inf
 from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
 from autotune_rewrite.check.pointer_params import (
-    descriptor_params, fp32_pointer_params, index_pointer_params, int8_dot_params, pointer_params,
+    address_table_params, descriptor_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
+    pointer_params,
 )
 from autotune_rewrite.check.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
@@ -109,6 +110,7 @@ def resolve_specs(
                       heuristics=frozenset(h.name for h in heuristics),
                       int8_dots=frozenset(int8_dot_params(kernel_source, site.kernel)),
                       fp32_loads=frozenset(fp32_pointer_params(kernel_source, site.kernel)),
+                      address_tables=frozenset(address_table_params(kernel_source, site.kernel)),
                       flags=frozenset(flags_of(kernel_source, site.kernel, constexprs)),
                       dtypes=frozenset(dtypes_of(kernel_source, site.kernel, constexprs)))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]

@@ -170,37 +170,102 @@ def fp32_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ..
     """Pointer parameters whose loaded tiles go, uncast, into an fp32-only math function, or
     into ``tl.fdiv`` beside an fp32 value (a float literal, ``x.to(tl.float32)``): ``fdiv``
     needs both sides of one type, so an fp32 side makes the loaded side fp32 too (verl's
-    ``tl.fdiv(1.0, tl.load(accu_ptr + offs))``)."""
+    ``tl.fdiv(1.0, tl.load(accu_ptr + offs))``). "Uncast" follows the tile through arithmetic
+    with other such tiles and numbers (``tl.exp(g_last - g)``), in statement order, so a name
+    reloaded or cast later is read as it is where the call is."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return ()
     params = set(pointer_params(kernel_source, kernel))
     assigned = _assignments(fn)
 
-    def source(expr: ast.expr) -> str | None:
-        """The pointer parameter an uncast tile comes from: ``tl.load(P + ...)`` or a name bound
-        once to one."""
-        if isinstance(expr, ast.Name) and len(assigned.get(expr.id, ())) == 1:
-            expr = assigned[expr.id][0]
+    def root(address: ast.expr) -> str | None:
+        lead, seen = _leftmost(address), set()
+        while lead is not None and lead not in params and lead not in seen and len(assigned.get(lead, ())) == 1:
+            seen.add(lead)
+            lead = _leftmost(assigned[lead][0])
+        return lead if lead in params else None
+
+    def tiles(expr: ast.expr, bound: dict[str, frozenset[str]]) -> frozenset[str] | None:
+        """The pointers an uncast tile expression is loaded from; None when it is not one (a
+        cast, a call, a value of unknown dtype: promotion may make it fp32 whatever P holds)."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+            return frozenset()
+        if isinstance(expr, ast.Name):
+            return bound.get(expr.id)
         if isinstance(expr, ast.Call) and _call_name(expr) == "load" and expr.args:
-            lead, seen = _leftmost(expr.args[0]), set()
-            while lead is not None and lead not in params and lead not in seen and len(assigned.get(lead, ())) == 1:
-                seen.add(lead)
-                lead = _leftmost(assigned[lead][0])
-            return lead if lead in params else None
+            p = root(expr.args[0])
+            return frozenset((p,)) if p else None
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            return tiles(expr.operand, bound)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            left, right = tiles(expr.left, bound), tiles(expr.right, bound)
+            return None if left is None or right is None else left | right
+        if isinstance(expr, ast.Subscript):  # ``x[:, None]``
+            return tiles(expr.value, bound)
         return None
 
+    found: set[str] = set()
+
+    def calls(expr: ast.AST, bound: dict[str, frozenset[str]]) -> None:
+        for node in ast.walk(expr):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node)
+            if name in _FP32_ONLY:
+                # ``tl.exp(x)`` or the member form ``x.exp()``
+                member = isinstance(node.func, ast.Attribute) and not node.args
+                operands = [node.func.value] if member else list(node.args)
+            elif name == "fdiv" and len(node.args) >= 2 and any(_is_fp32(a) for a in node.args[:2]):
+                operands = list(node.args[:2])
+            else:
+                continue
+            for operand in operands:
+                found.update(tiles(operand, bound) or ())
+
+    def block(stmts: list[ast.stmt], bound: dict[str, frozenset[str]]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+                calls(stmt.value, bound)
+                value = stmt.value if not isinstance(stmt, ast.AugAssign) else ast.BinOp(stmt.target, stmt.op, stmt.value)
+                loaded = tiles(value, bound)
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    if isinstance(target, ast.Name):
+                        if loaded:
+                            bound[target.id] = loaded
+                        else:
+                            bound.pop(target.id, None)
+            elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
+                for part in ("test", "iter", "items"):
+                    if hasattr(stmt, part):
+                        calls(getattr(stmt, part) if part != "items" else ast.Tuple([i.context_expr for i in stmt.items]),
+                              bound)
+                block(stmt.body, bound)
+                block(getattr(stmt, "orelse", []), bound)
+            else:
+                calls(stmt, bound)
+
+    block(fn.body, {})
+    return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
+def address_table_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Pointer parameters holding addresses: what the kernel loads from them becomes a pointer
+    (``tl.load(bufs + rank).to(tl.pointer_type(tl.bfloat16))``, the peer buffers of distributed
+    kernels): their element type is a 64-bit int."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = set(pointer_params(kernel_source, kernel))
     found = set()
     for node in ast.walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
-        name = _call_name(node)
-        if name in _FP32_ONLY:
-            # ``tl.exp(x)`` or the member form ``x.exp()``
-            operands = list(node.args) if not (isinstance(node.func, ast.Attribute) and not node.args) else [node.func.value]
-            found |= {src for src in map(source, operands) if src}
-        elif name == "fdiv" and len(node.args) >= 2 and any(_is_fp32(a) for a in node.args[:2]):
-            found |= {src for src in map(source, node.args[:2]) if src}
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"
+                and node.args and isinstance(node.args[0], ast.Call) and _call_name(node.args[0]) == "pointer_type"):
+            value = node.func.value
+            if isinstance(value, ast.Call) and _call_name(value) == "load" and value.args:
+                lead = _leftmost(value.args[0])
+                if lead in params:
+                    found.add(lead)
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
 
 

@@ -135,6 +135,7 @@ class Context:
     descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
     int8_dots: frozenset[str] = frozenset()  # pointers feeding a tl.dot with an int32 accumulator
     fp32_loads: frozenset[str] = frozenset()  # pointers whose tiles go into fp32-only math
+    address_tables: frozenset[str] = frozenset()  # pointers whose loaded values become pointers
     flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
 
@@ -301,7 +302,9 @@ _SCALE_NAME = re.compile(r"(^|_)scales?(_|$)", re.IGNORECASE)
 
 def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     """A pointer's element type from how the kernel uses its tiles, else ``--assume-dtype``."""
-    if p.name in ctx.int8_dots:
+    if p.name in ctx.address_tables:
+        ty, why = "*i64", "what the kernel loads from it becomes a pointer (.to(tl.pointer_type(...))): assumed *i64"
+    elif p.name in ctx.int8_dots:
         ty, why = "*i8", "its tiles go into a tl.dot with an int32 accumulator: assumed *i8"
     elif p.name in ctx.index_pointers:
         ty, why = "*i32", "a tensor whose loaded values the kernel uses as ints: assumed *i32"
