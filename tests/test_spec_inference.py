@@ -344,6 +344,27 @@ def k(g, h, w, bufs, out, n, rank):
     assert address_table_params(source, "k") == ("bufs",)
 
 
+def test_packed_weights_unpacked_in_a_helper_are_ints():
+    from autotune_rewrite.check.pointer_params import index_pointer_params
+
+    source = '''
+def _nibbles(w, shift):
+    return (w >> shift) & 0xF
+
+
+def _unpack(w):
+    return _nibbles(w, 4)
+
+
+def k(qw_ptr, qz_ptr, s_ptr, out_ptr):
+    qw = tl.load(qw_ptr + tl.arange(0, 16))
+    qz = tl.load(qz_ptr + tl.arange(0, 16))[None, :]
+    s = tl.load(s_ptr)
+    tl.store(out_ptr, (_unpack(qw) - _unpack(qz)) * s)
+'''
+    assert index_pointer_params(source, "k") == ("qw_ptr", "qz_ptr")  # two helpers deep; the scale is data
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),

@@ -65,6 +65,7 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
         return ()
     params = set(pointer_params(kernel_source, kernel))
     assigned = _assignments(fn)
+    helpers = _module_functions(kernel_source)
 
     def roots(name: str | None, depth: int = 0) -> set[str]:
         """The pointer parameters an address's leftmost name may come from."""
@@ -105,6 +106,13 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
             address = node.args[0]
             lead = _leftmost(address)
             used |= {loaded[n] for n in _names(address) if n in loaded and n != lead}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            # a @triton.jit helper of the bundle unpacking what it is given (``w >> 8``)
+            for i, arg in enumerate(node.args):
+                sources = {loaded[n] for n in _names(arg) if n in loaded}
+                direct = root(_loaded_from(arg))
+                if (sources or direct) and _int_param(helpers, node.func.id, i):
+                    used |= sources | ({direct} if direct else set())
     # Values mixed with indices (``end - start``, ``offs < end``) are indices too.
     for _ in range(2):
         for node in ast.walk(fn):
@@ -116,6 +124,31 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 if any(src & used for src in sources):
                     used |= set().union(*sources)
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
+
+
+def _module_functions(source: str | None) -> dict[str, ast.FunctionDef]:
+    try:
+        return {s.name: s for s in ast.parse(source or "").body if isinstance(s, ast.FunctionDef)}
+    except SyntaxError:
+        return {}
+
+
+def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth: int = 0) -> bool:
+    """Whether helper ``name`` uses its ``index``-th parameter with bit operations, ``//`` or
+    ``%``, itself or through the helpers it passes it to (a few levels)."""
+    fn = helpers.get(name)
+    args = fn.args.posonlyargs + fn.args.args if fn is not None else []
+    if fn is None or index >= len(args) or depth > 3:
+        return False
+    param = args[index].arg
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS) and param in _names(node):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            if any(param in _names(a) and _int_param(helpers, node.func.id, i, depth + 1)
+                   for i, a in enumerate(node.args)):
+                return True
+    return False
 
 
 def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -315,9 +348,10 @@ def _call_name(node: ast.Call) -> str | None:
 
 
 def _loaded_from(expr: ast.expr) -> str | None:
-    """``tl.load(P + ...)`` (also ``.to(...)`` of it) -> ``P``'s leftmost name."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
-        expr = expr.func.value
+    """``tl.load(P + ...)`` (also ``.to(...)`` or ``[None, :]`` of it) -> ``P``'s leftmost name."""
+    while (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to"
+           or isinstance(expr, ast.Subscript)):
+        expr = expr.func.value if isinstance(expr, ast.Call) else expr.value
     if isinstance(expr, ast.Call) and _call_name(expr) == "load" and expr.args:
         return _leftmost(expr.args[0])
     return None
