@@ -48,6 +48,12 @@ AssumeOption = Annotated[Optional[List[str]], typer.Option(
 ExactOption = Annotated[bool, typer.Option(
     "--exact", help="Assume nothing the code or the settings do not state: a kernel that would need an "
                     "assumption is needs_spec.")]
+ChangedSinceOption = Annotated[Optional[str], typer.Option(
+    "--changed-since", metavar="REF",
+    help="Judge only the sites whose inputs (kernel source and the files it is cut from, decorator and "
+         "configs and what they read, launch sites and their callers, the settings table) changed between "
+         "this git ref and the working tree; e.g. origin/main in a pull-request job. A ref that names no "
+         "commit: exit 2.")]
 
 
 def _assume_values(given: Optional[List[str]]) -> list:
@@ -183,6 +189,7 @@ def check(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
     assume: AssumeOption = None,
     exact: ExactOption = False,
+    changed_since: ChangedSinceOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
@@ -197,7 +204,7 @@ def check(
         with check_out.progress_bar() as progress:
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
-                               on_report=check_out.print_kernel if streamed else None)
+                               changed_since=changed_since, on_report=check_out.print_kernel if streamed else None)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -241,6 +248,7 @@ def diff(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
     assume: AssumeOption = None,
     exact: ExactOption = False,
+    changed_since: ChangedSinceOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -255,7 +263,7 @@ def diff(
         with check_out.progress_bar() as progress:  # stderr, only on a terminal
             run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
-                               exact=exact)
+                               exact=exact, changed_since=changed_since)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

@@ -93,6 +93,40 @@ def common_dir(folder: Path) -> Path | None:
     return Path(out) if out else None
 
 
+def commit_of(folder: Path, ref: str) -> str:
+    """The commit ``ref`` names, seen from ``folder``; UserError (exit 2) when there is none."""
+    sha = _try(folder, "rev-parse", "--verify", "-q", "--end-of-options", f"{ref}^{{commit}}")
+    if not sha:
+        where = top_level(folder)
+        raise UserError(f"--changed-since {ref}: no such commit in {where or folder}"
+                        + ("" if where else " (not a git checkout)") + "; name a branch, tag or commit")
+    return sha
+
+
+def changed_since(folder: Path, sha: str) -> tuple[list[str], list[str]]:
+    """(paths that differ between ``sha`` and the working tree, paths that did not exist at
+    ``sha``), relative to ``folder`` and limited to it. Committed, staged and unstaged changes
+    of tracked files and untracked files that are not ignored all count; a rename is its two
+    paths (``--no-renames``: a delete and an add). Read-only: ``--no-optional-locks`` keeps git
+    from refreshing the user's index as a side effect."""
+    out = _run(folder, "--no-optional-locks", "diff", "--name-status", "-z", "--no-renames", "--relative",
+               sha, "--", strip=False)
+    fields = [f for f in out.split("\0") if f]
+    changed, added = [], []
+    for status, path in zip(fields[0::2], fields[1::2]):
+        changed.append(path)
+        if status.startswith("A"):
+            added.append(path)
+    untracked = _run(folder, "--no-optional-locks", "ls-files", "-z", "--others", "--exclude-standard", strip=False)
+    new = [n for n in untracked.split("\0") if n]
+    return sorted({*changed, *new}), sorted({*added, *new})
+
+
+def text_at(folder: Path, sha: str, rel: str) -> str | None:
+    """The text of ``rel`` (relative to ``folder``) at commit ``sha``; None when it was absent."""
+    return _try(folder, "show", f"{sha}:./{rel}")
+
+
 # --------------------------------------------------------------------------- a checkout
 class Git:
     """One checkout (``open``) or a worktree of it (``at``)."""
@@ -214,4 +248,5 @@ class Git:
             raise UserError(f"could not create the branches (nothing was created): {str(exc.stderr).strip()}") from None
 
 
-__all__ = ["Git", "GitCommandError", "NO_HOOKS", "Worktree", "common_dir", "is_ignored", "ls_files", "prefix", "top_level"]
+__all__ = ["Git", "GitCommandError", "NO_HOOKS", "Worktree", "changed_since", "commit_of", "common_dir", "is_ignored",
+           "ls_files", "prefix", "text_at", "top_level"]

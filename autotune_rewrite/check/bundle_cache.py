@@ -55,20 +55,28 @@ def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle 
         return KernelBundle(kernel=data["kernel"], source=data["source"], origin=data["origin"],
                             functions=tuple(tuple(f) for f in data.get("functions", ())),
                             unprovided=tuple(tuple(u) for u in data.get("unprovided", ())),
-                            absent_modules=tuple(tuple(m) for m in data.get("absent_modules", ())))
+                            absent_modules=tuple(tuple(m) for m in data.get("absent_modules", ())),
+                            files=tuple(data["deps"]))
     except (KeyError, TypeError, AttributeError):
         return None
 
 
-def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBundle, files: Iterable[Path]) -> None:
-    """Atomic write; a cache we cannot write only keeps the next run cold."""
+def dep_names(root: Path, files: Iterable[Path]) -> tuple[str, ...]:
+    """The files a bundle was cut from, as its entry names them: root-relative where they can be."""
     base = root.resolve()
-    deps = {}
+    out = []
     for f in files:
         try:
-            deps[Path(f).resolve().relative_to(base).as_posix()] = _digest(Path(f))
+            out.append(Path(f).resolve().relative_to(base).as_posix())
         except ValueError:
-            deps[str(f)] = _digest(Path(f))
+            out.append(str(f))
+    return tuple(out)
+
+
+def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBundle, files: Iterable[Path]) -> None:
+    """Atomic write; a cache we cannot write only keeps the next run cold."""
+    files = list(files)
+    deps = {name: _digest(Path(f)) for name, f in zip(dep_names(root, files), files)}
     data = {"deps": deps, "kernel": bundle.kernel, "source": bundle.source, "origin": bundle.origin,
             "functions": [list(f) for f in bundle.functions],
             "unprovided": [list(u) for u in bundle.unprovided],
@@ -77,4 +85,4 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
     ns.write_json(key, data)
 
 
-__all__ = ["KernelLoadError", "lookup", "store"]
+__all__ = ["KernelLoadError", "dep_names", "lookup", "store"]

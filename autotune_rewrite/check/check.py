@@ -41,6 +41,7 @@ from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: 
     verdict,
     verdicts_of,
 )
+from autotune_rewrite.changed import Selection
 from autotune_rewrite.check.resources import ptxas_version, triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.errors import ExitCode, UserError
@@ -82,6 +83,7 @@ class CheckResult:
     compiled: int = 0  # compiles run now
     cached: int = 0  # outcomes read from the cache
     seconds: float = 0.0
+    changed: Selection | None = None  # ``--changed-since``: which sites were judged, and why
 
     def report(self, strict: bool = False) -> Report:
         """The outcomes; ``found`` when some judged config cannot launch on some target (a
@@ -246,6 +248,7 @@ def check(
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
     on_report: OnReport | None = None,
+    changed_since: str | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -256,7 +259,8 @@ def check(
     parameter name from ``--assume`` (over the settings' ``assume`` table); ``exact``: assume
     nothing else (no pointer dtypes, no int divisibility). ``on_report``: called with each
     kernel's report as soon as it is final (completion order); the result holds them in the
-    scan's order."""
+    scan's order. ``changed_since``: judge only the sites whose inputs changed between that git
+    ref and the working tree (``changed``); a ref that names no commit is a UserError."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -270,19 +274,25 @@ def check(
     targets = resolve_targets(archs or settings.arch)
     entries = settings.kernels
     scope = scope_of(base, path)
+    changes = _changes(base, changed_since) if changed_since is not None else None  # a bad ref fails first
     result = cached_scan(base, list(scope) or None, workers, settings,
                          (cache_dir or default_cache_dir()) if use_cache else None)
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
     run = CompileRun(workers, cache_dir, use_cache, progress)
+    bundle_of = RunBundles(base, run.derived_cache)
+    bundles: dict[int, KernelBundle] = {}
+    selection = None
+    if changes is not None:
+        with stopwatch.stage("changed"):
+            selection = _changed(base, sites, changes, bundle_of, bundles)
+        sites = list(selection.sites)
     launch_spec.check_assume_dtype(assume_dtype)  # a bad flag is the run's error, not a kernel's
     assumed_values, assume_origin = assume_table(settings, assume)
     warnings = list(unused_assume_names(assumed_values, sites))
     info = RunInfo(str(base), targets, triton_version(),
                    tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets))
-    bundles: dict[int, KernelBundle] = {}
-    bundle_of = RunBundles(base, run.derived_cache)
 
     def work():
         # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
@@ -293,7 +303,7 @@ def check(
                 continue
             try:
                 with stopwatch.stage("bundles"):
-                    bundles[id(site)] = bundle_of(site)
+                    bundles[id(site)] = bundles.get(id(site)) or bundle_of(site)
             except KernelLoadError:
                 yield site, ()  # reported by _check_sites with the loader's message
                 continue
@@ -334,7 +344,28 @@ def check(
         compiled=run.compiled,
         cached=run.cached,
         seconds=time.perf_counter() - start,
+        changed=selection,
     )
+
+
+def _changes(base: Path, ref: str):
+    from autotune_rewrite.changed_inputs import changes_since
+
+    with stopwatch.stage("changed"):
+        return changes_since(base, ref)
+
+
+def _changed(base: Path, sites: Sequence[AutotuneSite], changes, bundle_of: RunBundles,
+             bundles: dict[int, KernelBundle]) -> Selection:
+    """The sites whose inputs changed (``changed``); the bundles cut here are kept for the run."""
+    from autotune_rewrite.changed import changed_sites
+    from autotune_rewrite.changed_inputs import SiteInputsOf
+
+    def cut(site: AutotuneSite) -> KernelBundle:
+        bundles[id(site)] = bundle_of(site)
+        return bundles[id(site)]
+
+    return changed_sites(sites, changes, SiteInputsOf(base, cut))
 
 
 def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[dict[str, tuple], str]:

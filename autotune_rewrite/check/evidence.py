@@ -43,6 +43,9 @@ class KernelBundle:
     # ``triton.language.extra.tlx``, another version's ``tl._experimental_descriptor_load``):
     # (dotted name, user path, line). No spec can make such a kernel compile here.
     absent_modules: tuple[tuple[str, str, int | None], ...] = ()
+    # The files it was cut from (root-relative, as ``bundle_cache`` keys it): what
+    # ``--changed-since`` counts as the kernel's source. Not part of what is compiled.
+    files: tuple[str, ...] = ()
 
     def unprovided_global(self, name: str | None) -> tuple[str, str, int | None] | None:
         """The record of ``name`` when it is one of the globals the loader could not provide."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -44,7 +44,7 @@ from libcst.metadata import (
 )
 
 from autotune_rewrite.check.absent_api import absent_attributes
-from autotune_rewrite.check.bundle_cache import KernelLoadError, lookup, store
+from autotune_rewrite.check.bundle_cache import KernelLoadError, dep_names, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
 from autotune_rewrite.check.loader_syntax import (
@@ -425,8 +425,10 @@ def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None
             return hit
     loader = _Loader(root, parsed)
     bundle = loader.bundle(root / path, kernel)
+    files = [m.path for m in loader.modules.values()]
+    bundle = replace(bundle, files=dep_names(root, files))
     if cache_dir is not None:
-        store(root, path, kernel, cache_dir, bundle, [m.path for m in loader.modules.values()])
+        store(root, path, kernel, cache_dir, bundle, files)
     return bundle
 
 

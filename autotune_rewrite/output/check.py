@@ -19,7 +19,9 @@ JSON (``schema_version`` 1; keys are only ever added)::
                   "largest_fits": [{"kind", "arch", "param", "value", "held", "predicted_bytes",
                                     "limit"}],
                   "notes": [text], "note_facts": [{"kind", ...}]}],
-     "errors": [{"path", "message"}]}
+     "errors": [{"path", "message"}],
+     "changed_since": {"ref", "sites", "judged", "line", "selected": [{"kernel", "why", "path",
+                       "detail", "reason"}]} | null (null without ``--changed-since``)}
 
 One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per config x target
 (target-major); ``smem_model`` is the first target's. ``status`` is one of the closed set in
@@ -42,6 +44,7 @@ from autotune_rewrite.check.check import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
+from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.targets import Target
 
@@ -161,6 +164,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "cached": result.cached,
         "exit_code": int(result.report(strict).exit_code),
         "outcomes": report_json(result.report(strict)),
+        "changed_since": changed_json(result.changed),
     }
     return json.dumps(payload, indent=2, default=str) + "\n"
 
@@ -188,6 +192,8 @@ def print_table(result: CheckResult, strict: bool = False, streamed: bool = Fals
         output.warning(w)
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)
+    if result.changed is not None:
+        console.print(changed_line(result.changed), markup=False)
     console.print(summary(result, strict), markup=False)
 
 

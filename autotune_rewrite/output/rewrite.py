@@ -11,6 +11,7 @@ from autotune_rewrite import output
 from autotune_rewrite.check.findings import Assumed
 from autotune_rewrite.output import explain
 from autotune_rewrite.outcomes import Report, Status
+from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.rewrite.apply import ApplyResult
 from autotune_rewrite.rewrite.diff import RewriteRun
@@ -70,6 +71,7 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
         "notes": list(run.notes),
         "changed_files": [run.prefix + c.path for c in run.changes],
         "diff": run.diff,
+        "changed_since": changed_json(run.changed),
     }
     output.write_raw(json.dumps(doc, indent=2) + "\n")
 
@@ -119,6 +121,8 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         err.print(f"{run.variant}: {n} file{'s' if n != 1 else ''} would change: " + ", ".join(run.prefix + c.path for c in run.changes))
     else:
         err.print(f"{run.variant}: nothing to change")
+    if run.changed is not None:
+        err.print(changed_line(run.changed), markup=False)
     err.print(judged_line(report), markup=False)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from typing import Sequence
 
+from autotune_rewrite.changed import Selection
 from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode, UserError
@@ -62,6 +63,7 @@ class RewriteRun:
     # of ours is replaced by its internal-error report).
     reports: tuple[KernelReport, ...] = ()
     failed: tuple[tuple[str, str], ...] = ()  # (kernel ident, why): a change was needed but cannot be made
+    changed: Selection | None = None  # ``--changed-since``: the sites judged and rewritten, and why
 
     def report(self, gate: bool = True, strict: bool = False) -> Report:
         """``found``: a change, a kernel that needs one but cannot get it, or no launchable config."""
@@ -137,6 +139,7 @@ def run_rewrites(
     progress=None,
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
+    changed_since: str | None = None,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -154,7 +157,7 @@ def run_rewrites(
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
-                               assume=assume, exact=exact)
+                               assume=assume, exact=exact, changed_since=changed_since)
     root = Path(result.root)
     targets = result.targets
     by_site: dict[str, list[KernelReport]] = {}
@@ -220,6 +223,7 @@ def run_rewrites(
         buckets=edges,
         reports=tuple(outcomes),
         failed=tuple(failed),
+        changed=result.changed,
     )
 
 
