@@ -24,7 +24,7 @@ from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
-from autotune_rewrite.rewrite import bucket
+from autotune_rewrite.rewrite import bucket, measured
 from autotune_rewrite.rewrite.facts import NoSecondWarpCount, RecheckRefused
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
@@ -107,10 +107,10 @@ def _read(root: Path):
     return read
 
 
-def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache):
+def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench=None):
     candidates: list[KernelReport] = []
     for _ in range(MAX_ROUNDS):
-        decision = decide(variant, site, reports, candidates)
+        decision = decide(variant, site, reports, candidates, bench)
         if not decision.needs:
             return decision, tuple(candidates)
         for report in reports:
@@ -175,12 +175,14 @@ def run_rewrites(
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
             continue
         try:
-            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
+            # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
+            bench = measured.saved_for(root, site) if variant != "prune" else None
+            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench)
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
-        except UserError as exc:  # this kernel cannot be changed (no common launchable config, an edit)
+        except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, str(exc)))
             continue
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
