@@ -256,7 +256,7 @@ def _(f: rf.NotForced) -> str:
         text += f" (the saved bench ran on {f.bench_capability}, not on {where})"
     elif f.bench_incomplete:
         text += " (the saved bench on it timed no launchable config at every batch)"
-    return text + f"; time them on a {where} GPU, then run diff again: {bench_command(f.ident, f.targets)}"
+    return text + f"; time them on {where} hardware, then run diff again: {bench_command(f.ident, f.targets)}"
 
 
 @fact.register
