@@ -279,6 +279,18 @@ def _(f: rf.StageSpill) -> str:
     return f"skip {f.config.label()}: {f.spills} spills (vs {f.base_spills} at num_stages={f.base_stages})"
 
 
+_UNSEEN = {"star_args": "*args/**kwargs forwarded", "getattr": "looked up by getattr", "stored": "kept in a container",
+           "passed": "passed on as an object", "direct_run": "launched through .run/.warmup"}
+
+
+@fact.register
+def _(f: rf.LaunchesUnseen) -> str:
+    sites = "; ".join(f"{u.path}:{u.line} `{u.code}` ({_UNSEEN.get(u.why, u.why)})" for u in f.launches)
+    return (f"v3 refused: it adds a bs_bucket parameter, and {len(f.launches)} use(s) of the kernel may launch it "
+            f"where the launch cannot be followed, so those callers would fail at run time: {sites}; pass each its "
+            "bs_bucket yourself and re-run with --allow-unseen-launches")
+
+
 @fact.register
 def _(f: rf.StageNotPipelined) -> str:
     shared = f"{f.shared_bytes:,} B" if f.shared_bytes is not None else "unknown"

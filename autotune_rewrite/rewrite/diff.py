@@ -25,7 +25,7 @@ from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.rewrite.facts import NoSecondWarpCount, RecheckRefused
+from autotune_rewrite.rewrite.facts import LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
@@ -137,12 +137,14 @@ def run_rewrites(
     progress=None,
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
+    allow_unseen_launches: bool = False,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
     Raises UserError (exit 2, nothing written) for bad run-level input (unknown kernel or
     variant, bad buckets). Per kernel, nothing raises: a kernel that was not judged keeps its
-    outcome, one with no launchable config or an edit that cannot be made is in ``failed``, a
+    outcome, one with no launchable config, a refused variant (v3 with launches it cannot follow,
+    unless ``allow_unseen_launches``) or an edit that cannot be made is in ``failed``, a
     bug of ours becomes its internal-error report; every other kernel is still rewritten.
     """
     if variant not in VARIANTS:
@@ -181,6 +183,8 @@ def run_rewrites(
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
+            if decision.add_bs_bucket and not allow_unseen_launches:
+                _refuse_unseen(root, site, settings)
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, str(exc)))
@@ -223,6 +227,15 @@ def run_rewrites(
         reports=tuple(outcomes),
         failed=tuple(failed),
     )
+
+
+def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
+    """v3 changes the kernel's signature: refuse when a use of it may launch it unseen."""
+    from autotune_rewrite.locate.unseen_launches import unseen_launches
+
+    unseen = unseen_launches(root, site, settings.exclude)
+    if unseen:
+        raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):

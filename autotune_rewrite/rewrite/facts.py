@@ -187,6 +187,17 @@ class NotForced:
     kind: str = field(default="not_forced", init=False)
 
 
+@dataclass(frozen=True)
+class LaunchesUnseen:
+    """v3 refused: it changes the kernel's signature, and these uses may launch it where the
+    launch cannot be followed (``locate.unseen_launches``), so their callers would break."""
+
+    ident: str
+    launches: tuple  # of locate.unseen_launches.UnseenLaunch
+    variant: str = "v3"
+    kind: str = field(default="launches_unseen", init=False)
+
+
 Fact = (Dropped | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
         | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
 
@@ -209,7 +220,7 @@ class VariantRefused(UserError):
     """The variant cannot be decided honestly for this kernel (``fact`` says why; worded by
     ``output/explain.py``). Nothing is rewritten for it."""
 
-    def __init__(self, fact: NotForced):
+    def __init__(self, fact: NotForced | LaunchesUnseen):
         super().__init__(fact.ident)
         self.fact = fact
 
