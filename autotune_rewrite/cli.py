@@ -54,6 +54,9 @@ ChangedSinceOption = Annotated[Optional[str], typer.Option(
          "configs and what they read, launch sites and their callers, the settings table) changed between "
          "this git ref and the working tree; e.g. origin/main in a pull-request job. A ref that names no "
          "commit: exit 2.")]
+UnseenOption = Annotated[bool, typer.Option(
+    "--allow-unseen-launches", help="v3: rewrite even when some use of the kernel may launch it where the tool "
+                                    "cannot follow (getattr, a registry, *args); you pass bs_bucket there yourself.")]
 
 
 def _assume_values(given: Optional[List[str]]) -> list:
@@ -236,7 +239,7 @@ class Variant(str, enum.Enum):
 @app.command(cls=_Command, epilog=EXIT_CODES_HELP)
 def diff(
     path: Path = typer.Argument(..., metavar="PATH", help="A checkout, folder or file holding @triton.autotune kernels."),
-    variant: Variant = typer.Option(..., "--variant", metavar="VARIANT", help="prune: drop configs that cannot launch; v1: one config, the launchable tile at the highest occupancy reachable by raising num_warps; v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket."),
+    variant: Variant = typer.Option(..., "--variant", metavar="VARIANT", help="prune: drop configs that cannot launch; v1: one config: the fastest launchable one of a bench saved on the target, else the only launchable tile at more warps (several tiles and no bench: refused, with the bench command); v2: keep the launchable configs, add that config and its num_stages+1; v3: that tile at two warp counts, keyed on a batch-size bucket (refused when a launch cannot be followed)."),
     kernel: Optional[str] = typer.Option(None, "--kernel", metavar="NAME", help="Only this kernel (name, path::name, or path::name:LINE for two defs of one name; ambiguous: exit 2)."),
     arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Target (repeatable); default from settings, else sm_120."),
     check_only: bool = typer.Option(False, "--check", help="Print the diff and exit 1 when the variant would change something, 0 when not."),
@@ -249,6 +252,7 @@ def diff(
     assume: AssumeOption = None,
     exact: ExactOption = False,
     changed_since: ChangedSinceOption = None,
+    allow_unseen: UnseenOption = False,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -263,7 +267,8 @@ def diff(
         with check_out.progress_bar() as progress:  # stderr, only on a terminal
             run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
-                               exact=exact, changed_since=changed_since)
+                               exact=exact, changed_since=changed_since,
+                               allow_unseen_launches=allow_unseen)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -294,6 +299,7 @@ def apply(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
     assume: AssumeOption = None,
     exact: ExactOption = False,
+    allow_unseen: UnseenOption = False,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
@@ -309,7 +315,7 @@ def apply(
         edges = parse_buckets(buckets) if buckets is not None else None
         result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype,
-                                assume=_assume_values(assume), exact=exact)
+                                assume=_assume_values(assume), exact=exact, allow_unseen_launches=allow_unseen)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

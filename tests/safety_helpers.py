@@ -18,7 +18,7 @@ import triton.language as tl
 @triton.autotune(
     configs=[
         triton.Config({"BLOCK": 128}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK": 256}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK": 128}, num_warps=2, num_stages=2),
     ],
     key=["n"],
 )

@@ -133,7 +133,8 @@ def mm_v1(tmp_path_factory, cache):
     root = tmp_path_factory.mktemp("bench-pr") / "mm_helper"
     shutil.copytree(input_tree("mm_helper"), root,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    run = run_rewrites(root, "v1", workers=1, display_path=".", recheck=False, cache_dir=cache)
+    # prune: v1 is refused there (two tiles launch on sm_120 and no bench ran on one).
+    run = run_rewrites(root, "prune", workers=1, display_path=".", recheck=False, cache_dir=cache)
     (kr,) = [k for k in run.kernels if k.changes]
     return kr, run
 
@@ -148,7 +149,7 @@ def test_pr_body_quotes_the_bench_result_only_when_one_exists(mm_v1):
     assert "### Measured on Test GPU (sm_90)" in body
     assert f"| {W8} | v1, v2, v3 | 50.0 | 75.0 | 500.0 |" in body
     assert "| BLOCK_T=64 w8 s2 | extra | - | - | OutOfResources |" in body
-    assert "Recommended variant: **v3**" in body and "worst gap to the\nfastest shippable config: +25.0%" in body
+    assert "Recommended variant: **v3**" in body and "worst gap to the\nfastest shippable config: +20.0%" in body  # prune's
     # Everything else is unchanged: the section is inserted before "How to reproduce".
     head, _, tail = body.partition("### Measured on")
     assert plain.startswith(head) and plain.endswith(tail[tail.index("### How to reproduce"):])

@@ -89,8 +89,8 @@ def test_decision_facts():
     assert explain.fact(rf.StageRejected(S3, (OVER,))).startswith("skip BLOCK_T=16 w8 s3: sm_120 (BLOCK_H=16): ")
     assert explain.fact(rf.BenchmarkedAtWarmup(3)).startswith("3 configs: the autotuner benchmarks them at warm-up")
     assert explain.fact(rf.SingleConfig(W8, (AT_W8,))).startswith(
-        "keep one config, BLOCK_T=16 w8 s2: the highest occupancy reachable by raising num_warps without new "
-        "spills (sm_120/BLOCK_H=16: 16.7% occupancy")
+        "keep one config, BLOCK_T=16 w8 s2: the only tile that launches, at the highest occupancy reachable by "
+        "raising num_warps without new spills (sm_120/BLOCK_H=16: 16.7% occupancy")
     assert explain.fact(rf.BucketKeyed(W4, W8)).startswith("keep BLOCK_T=16 w4 s2 and BLOCK_T=16 w8 s2 and key on")
 
 

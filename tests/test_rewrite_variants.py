@@ -150,3 +150,74 @@ def test_v3_is_skipped_when_no_higher_warp_count_helps(site):
     assert explain.fact(d.skipped) == (
         "v3 needs the tile BLOCK_T=16 w16 s2 at two warp counts, but raising num_warps gives no launchable "
         "config without new spills; use v1")
+
+
+# -- honest choice: forced (one tile) or measured on the target, else refused ------------------
+from autotune_rewrite.rewrite.facts import BenchChosen, NotForced, StageNotPipelined, VariantRefused  # noqa: E402
+from autotune_rewrite.rewrite.measured import BenchTimes  # noqa: E402
+
+TWO_TILES = (ConfigValue({"BLOCK_T": 16}, num_warps=4, num_stages=2), ConfigValue({"BLOCK_T": 8}, num_warps=4, num_stages=2))
+REGS.update({(8, 4, 2): (150, 0), (8, 8, 2): (120, 0), (8, 16, 2): (90, 0)})
+
+
+def _two_tiles(site):
+    return site.__class__(**{**site.__dict__, "configs": TWO_TILES})
+
+
+@pytest.mark.parametrize("variant", ["v1", "v2", "v3"])
+def test_several_launchable_tiles_refuse_the_variant(site, variant):
+    with pytest.raises(VariantRefused) as err:
+        _decide(variant, _two_tiles(site))
+    assert err.value.fact == NotForced(variant, "k.py::_decode_kernel", ("sm_120",), TWO_TILES)
+    assert str(err.value).startswith(f"{variant} does not apply: 2 tiles launch on sm_120: 16, 8; ")
+    assert str(err.value).endswith("autotune-rewrite bench . --kernel k.py::_decode_kernel --arch sm_120")
+
+
+def test_one_launchable_tile_is_forced(site):
+    """The case: the SMEM cap leaves BLOCK_T=16 alone, so v1 raises its warps (no bench needed)."""
+    d, _ = _decide("v1", site)
+    assert labels(d) == ["BLOCK_T=16 w8 s2"] and not any(isinstance(f, BenchChosen) for f in d.explanation)
+
+
+def _bench(capability, times):
+    return BenchTimes("k.py::_decode_kernel", capability, "graph_ms", (1, 64),
+                      tuple((label, tuple(per.items())) for label, per in times.items()), "bench.json")
+
+
+def _decide_with(variant, site, bench):
+    reports = [_report(site, site.configs)]
+    cands = []
+    for _ in range(4):
+        d = decide(variant, site, reports, cands, bench)
+        if not d.needs:
+            return d
+        cands.append(_report(site, d.needs))
+    raise AssertionError("decide kept asking")
+
+
+def test_v1_takes_the_fastest_launchable_config_of_a_bench_on_the_target(site):
+    two = _two_tiles(site)
+    # BLOCK_T=8 w8 is not in the source: decide asks for its compile, then takes it.
+    bench = _bench("sm_120", {"BLOCK_T=16 w4 s2": {1: 1.0, 64: 5.0}, "BLOCK_T=8 w8 s2": {1: 1.1, 64: 2.0},
+                              "BLOCK_T=32 w4 s2": {1: None, 64: None}})
+    d = _decide_with("v1", two, bench)
+    assert labels(d) == ["BLOCK_T=8 w8 s2"]
+    assert d.configs[0].kept is None and d.configs[0].template == 1  # written like the BLOCK_T=8 original
+    chosen = next(f for f in d.explanation if isinstance(f, BenchChosen))
+    assert chosen.worst_gap == pytest.approx(0.1)
+    assert "measured on sm_120 (graph_ms, bench.json), within +10.0% of the fastest" in explain.fact(chosen)
+
+
+def test_a_bench_from_another_gpu_decides_nothing(site):
+    with pytest.raises(VariantRefused) as err:
+        _decide_with("v1", _two_tiles(site), _bench("sm_90", {"BLOCK_T=8 w4 s2": {1: 1.0, 64: 1.0}}))
+    assert err.value.fact.bench_capability == "sm_90"
+
+
+def test_v2_skips_a_stage_that_pipelines_nothing(site, monkeypatch):
+    """A kernel without a pipelined loop compiles num_stages+1 to the same SMEM: no new config."""
+    monkeypatch.setattr(__import__(__name__), "_smem", lambda c: 1152 * 16 + 1348 * 2 * c.kwargs["BLOCK_T"])
+    d, _ = _decide("v2", site)
+    assert labels(d) == ["BLOCK_T=16 w4 s2", "BLOCK_T=16 w8 s2"]
+    skipped = next(f for f in d.explanation if isinstance(f, StageNotPipelined))
+    assert skipped.config.label() == "BLOCK_T=16 w8 s3" and skipped.shared_bytes == 61_568

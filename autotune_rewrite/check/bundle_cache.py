@@ -33,10 +33,13 @@ class KernelLoadError(Exception):
     """The kernel cannot be cut out of its module (message names the file and what is wrong)."""
 
 
-def _entry(root: Path, path: str, kernel: str, cache_dir: Path) -> tuple[disk_cache.Namespace, str]:
+def _entry(root: Path, path: str, kernel: str, cache_dir: Path,
+           line: int | None = None) -> tuple[disk_cache.Namespace, str]:
     store = disk_cache.namespace("bundles", SCHEMA, cache_dir)
-    # Triton's version too: which of its modules exist decides what a bundle may import.
-    return store, store.key(_loader_digests(), resources.triton_version(), str(root.resolve()), path, kernel)
+    # Triton's version too: which of its modules exist decides what a bundle may import. The def
+    # line only when given (twin defs), so the other kernels' entries keep their keys.
+    parts = (path, kernel) if line is None else (path, kernel, line)
+    return store, store.key(_loader_digests(), resources.triton_version(), str(root.resolve()), *parts)
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,9 +48,9 @@ def _loader_digests() -> tuple[str | None, ...]:
     return tuple(_digest(f) for f in _LOADER_FILES)
 
 
-def lookup(root: Path, path: str, kernel: str, cache_dir: Path) -> KernelBundle | None:
+def lookup(root: Path, path: str, kernel: str, cache_dir: Path, line: int | None = None) -> KernelBundle | None:
     """The cached bundle, if every file it was cut from is unchanged."""
-    ns, key = _entry(root, path, kernel, cache_dir)
+    ns, key = _entry(root, path, kernel, cache_dir, line)
     data = ns.read_json(key)
     try:
         if any(_digest(root / rel) != sha for rel, sha in data["deps"].items()):
@@ -73,7 +76,8 @@ def dep_names(root: Path, files: Iterable[Path]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBundle, files: Iterable[Path]) -> None:
+def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBundle, files: Iterable[Path],
+          line: int | None = None) -> None:
     """Atomic write; a cache we cannot write only keeps the next run cold."""
     files = list(files)
     deps = {name: _digest(Path(f)) for name, f in zip(dep_names(root, files), files)}
@@ -81,7 +85,7 @@ def store(root: Path, path: str, kernel: str, cache_dir: Path, bundle: KernelBun
             "functions": [list(f) for f in bundle.functions],
             "unprovided": [list(u) for u in bundle.unprovided],
             "absent_modules": [list(m) for m in bundle.absent_modules]}
-    ns, key = _entry(root, path, kernel, cache_dir)
+    ns, key = _entry(root, path, kernel, cache_dir, line)
     ns.write_json(key, data)
 
 

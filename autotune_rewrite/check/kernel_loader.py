@@ -30,6 +30,7 @@ executes user code.
 
 from __future__ import annotations
 
+import ast
 import functools
 
 from dataclasses import dataclass, field, replace
@@ -361,17 +362,16 @@ class _Loader:
         return missing
 
     # ------------------------------------------------------------------- entry
-    def bundle(self, path: Path, kernel: str) -> KernelBundle:
+    def bundle(self, path: Path, kernel: str, line: int | None = None) -> KernelBundle:
         mod = self.module(path)
-        defs = [
-            a.node
-            for a in (mod.global_scope.assignments[kernel] if kernel in mod.global_scope else [])
+        defs = sorted((
+            a for a in (mod.global_scope.assignments[kernel] if kernel in mod.global_scope else [])
             if isinstance(a, Assignment) and isinstance(a.node, cst.FunctionDef)
-        ]
+        ), key=_order)
         if not defs:
             raise KernelLoadError(f"{mod.rel}: no function named '{kernel}' at module level")
         self.out.done.add((mod.rel, kernel))
-        self._function(mod, defs[-1], jit_required=False)
+        self._function(mod, _def_at(mod, [a.node for a in defs], kernel, line), jit_required=False)
         lines = [f"# Isolated by autotune-rewrite from {mod.rel}::{kernel}; generated, do not edit."]
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
@@ -381,6 +381,37 @@ class _Loader:
                             functions=tuple(self.out.functions),
                             unprovided=tuple((n, rel, line) for n, (rel, line) in self.out.unprovided.items()),
                             absent_modules=tuple((m, rel, line) for m, (rel, line) in self.out.absent.items()))
+
+
+def _def_at(mod: _Module, defs: list[cst.FunctionDef], kernel: str, line: int | None) -> cst.FunctionDef:
+    """The ``def`` a site means. Twins (two defs of one name under ``if``/``else``) are told apart
+    by the site's def line; without a line, or when no def spans it, the last def wins, as it
+    would when the module runs."""
+    if line is None or len(defs) < 2:
+        return defs[-1]
+    # LibCST's scopes carry no positions; Python's ast lists the same module-level defs in the
+    # same source order, with their decorator and ``def`` lines.
+    found = [n for n in _module_level_defs(ast.parse(mod.text)) if n.name == kernel]
+    if len(found) != len(defs):
+        return defs[-1]
+    for node, fn in zip(found, defs):
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        if first <= line <= node.lineno:
+            return fn
+    return defs[-1]
+
+
+def _module_level_defs(tree: ast.Module) -> list[ast.FunctionDef]:
+    """Function defs at module level (also under ``if``/``try``/``with``), in source order."""
+    out: list[ast.FunctionDef] = []
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+        elif not isinstance(node, ast.ClassDef):
+            todo[:0] = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+    return sorted(out, key=lambda n: n.lineno)
 
 
 def _compile_time(mod: _Module, decorator: cst.BaseExpression) -> bool:
@@ -410,25 +441,26 @@ def _statement(mod: _Module, node: cst.CSTNode):
 
 
 def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None = None,
-                parsed: ParsedModules | None = None) -> KernelBundle:
+                parsed: ParsedModules | None = None, line: int | None = None) -> KernelBundle:
     """The self-contained module text for ``kernel`` defined in ``path`` (relative to ``root``).
 
     With ``cache_dir``, a bundle built before is reused while every file it was cut from keeps
     its bytes (see ``bundle_cache``). ``parsed``: modules already parsed in this run (the
     bundles of many kernels share them). Raises ``KernelLoadError`` when the file cannot be
-    read or has no such function.
+    read or has no such function. ``line``: the def's line (a decorator line works too), to
+    pick one of twin defs; without it the last def is taken.
     """
     root = Path(root)
     if cache_dir is not None:
-        hit = lookup(root, path, kernel, cache_dir)
+        hit = lookup(root, path, kernel, cache_dir, line)
         if hit is not None:
             return hit
     loader = _Loader(root, parsed)
-    bundle = loader.bundle(root / path, kernel)
+    bundle = loader.bundle(root / path, kernel, line)
     files = [m.path for m in loader.modules.values()]
     bundle = replace(bundle, files=dep_names(root, files))
     if cache_dir is not None:
-        store(root, path, kernel, cache_dir, bundle, files)
+        store(root, path, kernel, cache_dir, bundle, files, line)
     return bundle
 
 

@@ -43,12 +43,20 @@ Progress = Callable[[int, int], None]
 def kernel_bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None) -> KernelBundle:
     """The kernel cut out of its module: from the bundle cache when its files are unchanged."""
     path = site.kernel_path or site.path
-    hit = lookup(root, path, site.kernel, cache_dir) if cache_dir is not None else None
+    line = twin_line(site)
+    hit = lookup(root, path, site.kernel, cache_dir, line) if cache_dir is not None else None
     if hit is not None:
         return hit
     from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
 
-    return load_bundle(root, path, site.kernel, cache_dir)
+    return load_bundle(root, path, site.kernel, cache_dir, line=line)
+
+
+def twin_line(site: AutotuneSite) -> int | None:
+    """The def line that tells twin defs (``if``/``else``) apart; None for a kernel defined once."""
+    if site.ident_line is None or site.kernel_span is None:
+        return None
+    return site.kernel_span.start_line
 
 
 class RunBundles:
@@ -61,14 +69,15 @@ class RunBundles:
 
     def __call__(self, site: AutotuneSite) -> KernelBundle:
         path = site.kernel_path or site.path
-        hit = lookup(self.root, path, site.kernel, self.cache_dir) if self.cache_dir is not None else None
+        line = twin_line(site)
+        hit = lookup(self.root, path, site.kernel, self.cache_dir, line) if self.cache_dir is not None else None
         if hit is not None:
             return hit
         from autotune_rewrite.check.kernel_loader import ParsedModules, load_bundle
 
         if self._parsed is None:
             self._parsed = ParsedModules(self.root)
-        return load_bundle(self.root, path, site.kernel, self.cache_dir, self._parsed)
+        return load_bundle(self.root, path, site.kernel, self.cache_dir, self._parsed, line=line)
 
 
 # --------------------------------------------------------------------------- targets

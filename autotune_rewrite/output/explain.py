@@ -8,6 +8,7 @@ strings, the commit message and the PR body, so every place says the same thing 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from functools import singledispatch
 
@@ -220,9 +221,42 @@ def _(f: rf.WarpsSpill) -> str:
 
 @fact.register
 def _(f: rf.SingleConfig) -> str:
-    return (f"keep one config, {f.config.label()}: the highest occupancy reachable by raising num_warps without "
-            f"new spills ({_measured(f.measured)}); a single config is never benchmarked, so warm-up costs "
-            "nothing and CUDA-graph capture is safe")
+    return (f"keep one config, {f.config.label()}: the only tile that launches, at the highest occupancy reachable "
+            f"by raising num_warps without new spills ({_measured(f.measured)}); a single config is never "
+            "benchmarked, so warm-up costs nothing and CUDA-graph capture is safe")
+
+
+@fact.register
+def _(f: rf.BenchChosen) -> str:
+    at = "the fastest" if f.worst_gap <= 0 else f"within {f.worst_gap:+.1%} of the fastest"
+    return (f"keep one config, {f.config.label()}: measured on {f.capability} ({f.metric}, {f.bench_path}), "
+            f"{at} launchable config at every batch ({', '.join(map(str, f.batches))}); a single config is never "
+            "benchmarked, so warm-up costs nothing and CUDA-graph capture is safe")
+
+
+def tile_text(c) -> str:
+    """A tile as engineers write it: its block sizes joined by x (64x32x32)."""
+    return "x".join(str(v) for v in c.kwargs.values()) or c.label()
+
+
+def bench_command(ident: str, targets) -> str:
+    """The bench run that would decide among the tiles (run from the scanned folder)."""
+    return shlex.join(["autotune-rewrite", "bench", ".", "--kernel", ident] + [x for t in targets for x in ("--arch", t)])
+
+
+@fact.register
+def _(f: rf.NotForced) -> str:
+    where = "/".join(f.targets)
+    what = {"v1": "v1 would choose among them", "v2": "v2 would add a warp count and a stage to one of them",
+            "v3": "v3 would pick one of them for its warp pair"}.get(f.variant, f"{f.variant} would choose among them")
+    text = (f"{f.variant} does not apply: {len(f.tiles)} tiles launch on {where}: "
+            f"{', '.join(tile_text(c) for c in f.tiles)}; {what} by occupancy alone, which does not say which is "
+            "fastest")
+    if f.bench_capability:
+        text += f" (the saved bench ran on {f.bench_capability}, not on {where})"
+    elif f.bench_incomplete:
+        text += " (the saved bench on it timed no launchable config at every batch)"
+    return text + f"; time them on {where} hardware, then run diff again: {bench_command(f.ident, f.targets)}"
 
 
 @fact.register
@@ -243,6 +277,25 @@ def _(f: rf.StageRejected) -> str:
 @fact.register
 def _(f: rf.StageSpill) -> str:
     return f"skip {f.config.label()}: {f.spills} spills (vs {f.base_spills} at num_stages={f.base_stages})"
+
+
+_UNSEEN = {"star_args": "*args/**kwargs forwarded", "getattr": "looked up by getattr", "stored": "kept in a container",
+           "passed": "passed on as an object", "direct_run": "launched through .run/.warmup"}
+
+
+@fact.register
+def _(f: rf.LaunchesUnseen) -> str:
+    sites = "; ".join(f"{u.path}:{u.line} `{u.code}` ({_UNSEEN.get(u.why, u.why)})" for u in f.launches)
+    return (f"v3 refused: it adds a bs_bucket parameter, and {len(f.launches)} use(s) of the kernel may launch it "
+            f"where the launch cannot be followed, so those callers would fail at run time: {sites}; pass each its "
+            "bs_bucket yourself and re-run with --allow-unseen-launches")
+
+
+@fact.register
+def _(f: rf.StageNotPipelined) -> str:
+    shared = f"{f.shared_bytes:,} B" if f.shared_bytes is not None else "unknown"
+    return (f"skip {f.config.label()}: the same shared memory as at num_stages={f.base_stages} ({shared}) on every "
+            "target, so no loop of the kernel is pipelined and the extra stage changes nothing")
 
 
 @fact.register

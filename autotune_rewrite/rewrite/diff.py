@@ -25,8 +25,8 @@ from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
-from autotune_rewrite.rewrite import bucket
-from autotune_rewrite.rewrite.facts import NoSecondWarpCount, RecheckRefused
+from autotune_rewrite.rewrite import bucket, measured
+from autotune_rewrite.rewrite.facts import LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
@@ -109,10 +109,10 @@ def _read(root: Path):
     return read
 
 
-def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache):
+def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench=None):
     candidates: list[KernelReport] = []
     for _ in range(MAX_ROUNDS):
-        decision = decide(variant, site, reports, candidates)
+        decision = decide(variant, site, reports, candidates, bench)
         if not decision.needs:
             return decision, tuple(candidates)
         for report in reports:
@@ -140,12 +140,14 @@ def run_rewrites(
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
     changed_since: str | None = None,
+    allow_unseen_launches: bool = False,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
     Raises UserError (exit 2, nothing written) for bad run-level input (unknown kernel or
     variant, bad buckets). Per kernel, nothing raises: a kernel that was not judged keeps its
-    outcome, one with no launchable config or an edit that cannot be made is in ``failed``, a
+    outcome, one with no launchable config, a refused variant (v3 with launches it cannot follow,
+    unless ``allow_unseen_launches``) or an edit that cannot be made is in ``failed``, a
     bug of ours becomes its internal-error report; every other kernel is still rewritten.
     """
     if variant not in VARIANTS:
@@ -178,12 +180,16 @@ def run_rewrites(
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
             continue
         try:
-            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
+            # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
+            bench = measured.saved_for(root, site) if variant != "prune" else None
+            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench)
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
+            if decision.add_bs_bucket and not allow_unseen_launches:
+                _refuse_unseen(root, site, settings)
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
-        except UserError as exc:  # this kernel cannot be changed (no common launchable config, an edit)
+        except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, str(exc)))
             continue
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
@@ -225,6 +231,15 @@ def run_rewrites(
         failed=tuple(failed),
         changed=result.changed,
     )
+
+
+def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
+    """v3 changes the kernel's signature: refuse when a use of it may launch it unseen."""
+    from autotune_rewrite.locate.unseen_launches import unseen_launches
+
+    unseen = unseen_launches(root, site, settings.exclude)
+    if unseen:
+        raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):

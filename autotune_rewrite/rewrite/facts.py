@@ -89,6 +89,19 @@ class SingleConfig:
 
 
 @dataclass(frozen=True)
+class BenchChosen:
+    """v1's one config: the fastest launchable config of a bench run on the target GPU."""
+
+    config: ConfigValue
+    capability: str  # the GPU the bench ran on (the target)
+    metric: str
+    batches: tuple[int, ...]
+    worst_gap: float  # its time / the fastest measured launchable config's - 1, worst batch
+    bench_path: str
+    kind: str = field(default="bench_chosen", init=False)
+
+
+@dataclass(frozen=True)
 class WarpsRaised:
     """v2 adds v1's choice: the tile at more warps than the source has."""
 
@@ -125,6 +138,17 @@ class StageSpill:
 
 
 @dataclass(frozen=True)
+class StageNotPipelined:
+    """v2 skips num_stages+1: it compiles to the same shared memory as the choice on every
+    (spec, target), so the kernel has no loop the extra stage pipelines."""
+
+    config: ConfigValue
+    shared_bytes: int | None
+    base_stages: int
+    kind: str = field(default="stage_not_pipelined", init=False)
+
+
+@dataclass(frozen=True)
 class BenchmarkedAtWarmup:
     """Several configs: the autotuner benchmarks them at warm-up."""
 
@@ -149,8 +173,33 @@ class NoSecondWarpCount:
     kind: str = field(default="no_second_warp_count", init=False)
 
 
-Fact = (Dropped | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | WarpsRaised | StageAdded
-        | StageRejected | StageSpill | BenchmarkedAtWarmup | BucketKeyed)
+@dataclass(frozen=True)
+class NotForced:
+    """v1/v2/v3 do not apply: several tiles launch on the targets and nothing measured says
+    which is fastest there (choosing by occupancy alone is not evidence)."""
+
+    variant: str
+    ident: str
+    targets: tuple[str, ...]
+    tiles: tuple[ConfigValue, ...]  # each launchable tile at its lowest launchable warp count
+    bench_capability: str | None = None  # a saved bench ran on this GPU, not on the target
+    bench_incomplete: bool = False  # a saved bench on the target timed no launchable config at every batch
+    kind: str = field(default="not_forced", init=False)
+
+
+@dataclass(frozen=True)
+class LaunchesUnseen:
+    """v3 refused: it changes the kernel's signature, and these uses may launch it where the
+    launch cannot be followed (``locate.unseen_launches``), so their callers would break."""
+
+    ident: str
+    launches: tuple  # of locate.unseen_launches.UnseenLaunch
+    variant: str = "v3"
+    kind: str = field(default="launches_unseen", init=False)
+
+
+Fact = (Dropped | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
+        | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
 
 
 class NoCommonConfig(UserError):
@@ -165,6 +214,20 @@ class NoCommonConfig(UserError):
         from autotune_rewrite.output.explain import no_common_config  # words live in output/
 
         return no_common_config(self)
+
+
+class VariantRefused(UserError):
+    """The variant cannot be decided honestly for this kernel (``fact`` says why; worded by
+    ``output/explain.py``). Nothing is rewritten for it."""
+
+    def __init__(self, fact: NotForced | LaunchesUnseen):
+        super().__init__(fact.ident)
+        self.fact = fact
+
+    def __str__(self) -> str:
+        from autotune_rewrite.output.explain import fact  # words live in output/
+
+        return fact(self.fact)
 
 
 class RecheckRefused(UserError):

@@ -9,14 +9,19 @@ and calls ``decide`` again with their verdicts, until nothing more is needed.
 The variants (DOMAIN.md section 1, generalised):
 
 * ``prune``: drop every config that cannot launch; nothing else.
-* ``v1``: one config: the launchable tile with the highest occupancy reachable by raising
-  num_warps (powers of two up to ``MAX_WARPS``), with no more spills than the tile has at its
-  lowest launchable warp count. Ties: fewer spills, fewer stages, the tile written first, fewer
-  warps. One config = the autotuner never benchmarks = CUDA-graph capture safe.
+* ``v1``: one config. Chosen only where the choice is forced or measured, never by occupancy
+  among tiles: (a) a bench run on the target GPU saved timings (``rewrite.measured``): the
+  launchable config fastest at its worst batch; else (b) exactly one tile (``block_key``: its
+  block sizes) launches on every target, as in the case where the SMEM cap leaves one: that tile at the
+  highest occupancy reachable by raising num_warps (powers of two up to ``MAX_WARPS``), with no
+  more spills than at its lowest launchable warp count. Otherwise v1 does not apply
+  (``VariantRefused``: the surviving tiles and the bench run that would decide).
+  One config = the autotuner never benchmarks = CUDA-graph capture safe.
 * ``v2``: the launchable configs, plus v1's choice and its num_stages+1 sibling when that
-  launches without more spills.
+  launches without more spills and its loop pipelines (the extra stage changes the compiled
+  shared memory); refused where v1 is.
 * ``v3``: v1's tile at its lowest launchable warp count and at v1's warp count, plus a
-  ``bs_bucket`` key (the rewriter adds the parameter and the caller change).
+  ``bs_bucket`` key (the rewriter adds the parameter and the caller change); refused where v1 is.
 
 Every rule compares only numbers the compiler produced, so applying a variant to its own output
 chooses the same configs again (idempotence); the candidate search is bounded by ``MAX_WARPS``
@@ -31,10 +36,12 @@ from typing import Sequence
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.rewrite.measured import BenchTimes
 from autotune_rewrite.rewrite.facts import (
     CANNOT_LAUNCH,
     SINGLE_CONFIG,
     TWO_WARP_COUNTS,
+    BenchChosen,
     BenchmarkedAtWarmup,
     BucketKeyed,
     Dropped,
@@ -43,11 +50,14 @@ from autotune_rewrite.rewrite.facts import (
     Measured,
     NoCommonConfig,
     NoSecondWarpCount,
+    NotForced,
     Refused,
     SingleConfig,
     StageAdded,
     StageRejected,
+    StageNotPipelined,
     StageSpill,
+    VariantRefused,
     WarpsRaised,
     WarpsRejected,
     WarpsSpill,
@@ -173,13 +183,16 @@ def decide(
     site: AutotuneSite,
     reports: Sequence[KernelReport],
     candidates: Sequence[KernelReport] = (),
+    bench: BenchTimes | None = None,
 ) -> Decision:
     """Choose ``variant``'s config list for ``site`` from the check stage's reports.
 
     ``reports``: one KernelReport per launch spec (verdicts for the configs in the source, per
     target). ``candidates``: reports holding verdicts for configs ``decide`` asked for before.
+    ``bench``: saved timings of this kernel (used only when measured on the one target).
     Raises ``NoCommonConfig`` (a UserError) when no config can launch on every (spec, target),
-    with the check stage's largest fitting tiles.
+    with the check stage's largest fitting tiles, and ``VariantRefused`` when v1/v2/v3 would
+    have to choose among tiles without a measurement.
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -213,13 +226,14 @@ def decide(
         lines.append(KeptLaunchable(tuple(p.config for p in kept)))
         return Decision(**base, configs=tuple(kept), dropped=tuple(dropped), explanation=tuple(lines))
 
-    choice, needs, notes = _best_raised(site, kept, facts)
+    choice, needs, notes = _choose(variant, site, kept, facts, targets, bench)
     if needs:
         return Decision(**base, needs=tuple(needs))
     lines += notes
 
     if variant == "v1":
-        lines.append(SingleConfig(choice.config, _measured(choice)))
+        if not any(isinstance(f, BenchChosen) for f in notes):
+            lines.append(SingleConfig(choice.config, _measured(choice)))
         dropped += [Dropped(p.config, SINGLE_CONFIG) for p in kept if config_key(p.config) != config_key(choice.config)]
         return Decision(**base, configs=(choice,), dropped=tuple(dropped), explanation=tuple(lines))
 
@@ -238,6 +252,8 @@ def decide(
             pass
         elif not all(e.verdict.launchable for e in ev):
             lines.append(StageRejected(plus, _refused(ev)))
+        elif _same_shared(ev, choice.evidence):
+            lines.append(StageNotPipelined(plus, ev[0].verdict.outcome.shared_bytes, choice.config.effective_num_stages))
         else:
             p = PlannedConfig(plus, None, choice.kept if choice.kept is not None else choice.template, ev)
             if p.max_spills > choice.max_spills:
@@ -257,6 +273,80 @@ def decide(
     dropped += [Dropped(p.config, TWO_WARP_COUNTS) for p in kept if config_key(p.config) not in {config_key(lower.config), config_key(choice.config)}]
     lines.append(BucketKeyed(lower.config, choice.config))
     return Decision(**base, configs=tuple(pair), dropped=tuple(dropped), add_bs_bucket=True, explanation=tuple(lines))
+
+
+def block_key(c: ConfigValue) -> tuple:
+    """A config's tile as the forcing rule counts it: its block sizes (meta-parameters, CTAs,
+    maxnreg, pre-hook), without warps or stages. Stage counts of one tile are not separate tiles,
+    so v2's own output (a tile at two stage counts) is decided again the same way."""
+    k = config_key(c)
+    return (k[0],) + k[3:]
+
+
+def _tiles(kept: list[PlannedConfig]) -> dict[tuple, list[PlannedConfig]]:
+    tiles: dict[tuple, list[PlannedConfig]] = {}
+    for p in kept:
+        tiles.setdefault(block_key(p.config), []).append(p)
+    return tiles
+
+
+def _choose(variant: str, site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts,
+            targets: tuple[str, ...], bench: BenchTimes | None):
+    """v1's choice (v2 and v3 build on it): (PlannedConfig, candidates still needed, facts).
+    Measured on the target first; else forced (one launchable tile); else refused."""
+    on_target = bench is not None and targets == (bench.capability,)
+    if on_target:
+        choice, needs, notes = _bench_choice(site, facts, bench)
+        if needs or choice is not None:
+            return choice, needs, notes
+    tiles = _tiles(kept)
+    if len(tiles) == 1:
+        return _best_raised(site, kept, facts)
+    lowest = tuple(min(m, key=lambda p: (p.config.effective_num_warps, p.config.effective_num_stages)).config
+                   for m in tiles.values())
+    raise VariantRefused(NotForced(variant, site.ident, targets, lowest,
+                                   bench_capability=bench.capability if bench is not None and not on_target else None,
+                                   bench_incomplete=on_target))
+
+
+def _bench_choice(site: AutotuneSite, facts: _Facts, bench: BenchTimes):
+    """The launchable config whose measured time is closest to the fastest launchable one at its
+    worst batch (ties: source order). (None, [], []) when no launchable config was timed at
+    every batch; configs the bench timed that were never compiled for the targets are asked for."""
+    from autotune_rewrite.gpu.bench.plan import parse_config  # gpu.bench imports this module
+
+    originals = {c.label(): c for c in site.configs or ()}
+    timed: list[tuple[ConfigValue, dict[int, float]]] = []
+    for label, per in bench.complete():
+        c = originals.get(label)
+        if c is None:
+            try:
+                c = parse_config(label)
+            except UserError:
+                continue  # a label this reader cannot rebuild is no candidate
+        timed.append((c, per))
+    needs = [c for c, _ in timed if facts.evidence(c) is None]
+    if needs:
+        return None, needs, []
+    ok = [(c, per) for c, per in timed if facts.launchable(c)]
+    if not ok:
+        return None, [], []
+    fastest = {b: min(per[b] for _, per in ok) for b in bench.batches}
+    order = {config_key(c): i for i, c in enumerate(site.configs or ())}
+    gap, _, c = min((max(per[b] / fastest[b] - 1.0 for b in bench.batches), order.get(config_key(c), len(order)), c)
+                    for c, per in ok)
+    kept_at = order.get(config_key(c))
+    same_kwargs = next((i for i, o in enumerate(site.configs or ()) if config_key(o)[0] == config_key(c)[0]), None)
+    p = PlannedConfig(c, kept_at, None if kept_at is not None else same_kwargs, facts.evidence(c))
+    return p, [], [BenchChosen(c, bench.capability, bench.metric, bench.batches, gap, bench.path)]
+
+
+def _same_shared(ev: tuple[Evidence, ...], base: tuple[Evidence, ...]) -> bool:
+    """One more stage compiled to the same shared memory on every (spec, target): nothing in the
+    kernel is software-pipelined (no loop, or none whose loads the pipeliner stages)."""
+    a = [e.verdict.outcome.shared_bytes for e in ev]
+    b = [e.verdict.outcome.shared_bytes for e in base]
+    return None not in a and a == b
 
 
 def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):

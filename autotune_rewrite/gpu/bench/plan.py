@@ -13,6 +13,7 @@ from typing import Sequence
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.rewrite.facts import VariantRefused
 from autotune_rewrite.rewrite.variants import VARIANTS, config_key
 
 
@@ -78,7 +79,13 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
     chosen: dict[str, tuple[str, ...]] = {}
     notes = []
     for v in variants:
-        decision, _ = _decide(v, site, reports, root, result.targets, workers, None, True)
+        try:
+            decision, _ = _decide(v, site, reports, root, result.targets, workers, None, True)
+        except VariantRefused as refused:  # several tiles and no timings yet: this bench decides
+            from autotune_rewrite.output.explain import fact
+
+            notes.append(fact(refused.fact))
+            continue
         if decision.skipped:
             from autotune_rewrite.output.explain import fact  # the words live in output/
 
