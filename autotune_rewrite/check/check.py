@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -246,6 +246,7 @@ def check(
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
     on_report: OnReport | None = None,
+    env: Sequence[tuple[str, str]] = (),
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -263,14 +264,15 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = settings or Settings.find(path)
+    settings = (settings or Settings.find(path)).with_env(env)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
     targets = resolve_targets(archs or settings.arch)
     entries = settings.kernels
     scope = scope_of(base, path)
-    result = cached_scan(base, list(scope) or None, workers, settings,
+    # The scan answers the configs' device queries for exactly these targets (``per_target``).
+    result = cached_scan(base, list(scope) or None, workers, replace(settings, arch=tuple(t.name for t in targets)),
                          (cache_dir or default_cache_dir()) if use_cache else None)
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)

@@ -90,6 +90,7 @@ def apply_variants(
     assume_dtype: str | None = None,
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
+    env: Sequence[tuple[str, str]] = (),
 ) -> ApplyResult:
     """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
     for v in variants:
@@ -121,7 +122,7 @@ def apply_variants(
             for variant in variants:
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
-                    workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact,
+                    workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact, env=env,
                 )
                 runs.append(run)
                 skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]

@@ -137,6 +137,7 @@ def run_rewrites(
     progress=None,
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
+    env: Sequence[tuple[str, str]] = (),
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -150,13 +151,14 @@ def run_rewrites(
     from autotune_rewrite.settings import Settings
 
     path = Path(path)
-    settings = Settings.find(path)
+    settings = Settings.find(path).with_env(env)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
                                assume=assume, exact=exact)
     root = Path(result.root)
     targets = result.targets
+    settings = settings.with_arch([t.name for t in targets])  # the re-check's scan answers as check's did
     by_site: dict[str, list[KernelReport]] = {}
     sites: dict[str, AutotuneSite] = {}
     for r in result.reports:
