@@ -185,10 +185,17 @@ class AutotuneSite:
         return bool(self.configs_by_target)
 
     def on_targets(self, entry: TargetConfigs) -> "AutotuneSite":
-        """The site as ``entry``'s targets see it: their configs (``configs_by_target`` kept,
-        so every stage still knows the expression branches by device)."""
+        """The site as ``entry``'s targets see it: their configs, and ``configs_by_target`` just
+        ``(entry,)``, so every stage still knows the configs were chosen by a device query, and
+        for which targets (``view_targets``)."""
         return dataclasses.replace(self, configs=entry.configs, configs_origin=entry.origin,
-                                   unresolved_reason=entry.unresolved_reason)
+                                   unresolved_reason=entry.unresolved_reason, configs_by_target=(entry,))
+
+    @property
+    def view_targets(self) -> tuple[str, ...]:
+        """The targets this site's ``configs`` are for, when they depend on the target (a view
+        made by ``on_targets``); () when the configs are the same on every target."""
+        return self.configs_by_target[0].targets if len(self.configs_by_target) == 1 else ()
 
     def entry_for(self, target: str) -> TargetConfigs | None:
         return next((e for e in self.configs_by_target if target in e.targets), None)

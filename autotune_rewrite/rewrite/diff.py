@@ -176,6 +176,10 @@ def run_rewrites(
         # outcome (a config judged for one spec only proves nothing for the next).
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
             continue
+        if site.target_dependent:  # configs chosen by a device query: never edit them as one list
+            if not all(r.all_launchable for r in reports):
+                failed.append((ident, _per_target_refusal(reports)))
+            continue
         try:
             decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache)
             if decision.skipped:
@@ -223,6 +227,14 @@ def run_rewrites(
         reports=tuple(outcomes),
         failed=tuple(failed),
     )
+
+
+def _per_target_refusal(reports: Sequence[KernelReport]) -> str:
+    """Why a kernel whose configs are chosen per target is not rewritten (yet)."""
+    dead = sorted({", ".join(r.site.view_targets) for r in reports if not r.all_launchable})
+    return (f"its configs are chosen by a device query and some cannot launch on {'; '.join(dead)}; "
+            "diff cannot yet edit only the branch those targets take, and rewriting the whole "
+            "expression would change the other targets' configs, so nothing is emitted for it")
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):
