@@ -115,7 +115,7 @@ class Answers:
         if fq in device.NEUTRAL_VALUES:
             raise device.TargetQuery(fq)
         if device.is_query(fq):
-            raise Unresolved(unknowns.unknown_device_query(fq))
+            raise device.UnansweredQuery(unknowns.unknown_device_query(fq))
         return False, None
 
     def call(self, fn: Builtin, args: list, kwargs: dict, apply: Callable) -> Any:

@@ -36,6 +36,11 @@ class TargetQuery(Unresolved):
         self.query = query
 
 
+class UnansweredQuery(Unresolved):
+    """A device query no target answers here (``torch.cuda.mem_get_info()``, the SM count of a
+    bare architecture): its own reason says what would answer it, so a branch on it keeps it."""
+
+
 class DeviceRecord(dict):
     """A device's properties: ``props.major`` (torch's object) and ``props["max_shared_mem"]``
     (Triton's dict). A field the target does not determine raises with what would answer it."""
@@ -46,7 +51,7 @@ class DeviceRecord(dict):
 
     def __missing__(self, key):
         if key in self.unknown:
-            raise Unresolved(self.unknown[key])
+            raise UnansweredQuery(self.unknown[key])
         raise Unresolved(unknowns.unknown_field(self.what, key))
 
     def field(self, name: str):
@@ -165,7 +170,7 @@ def answers_for(base, target: Target | None, env: Mapping[str, str]):
 
 def _unknown(reason: str):
     def handler(args, kwargs, apply):
-        raise Unresolved(reason)
+        raise UnansweredQuery(reason)
 
     return handler
 

@@ -29,7 +29,7 @@ import libcst as cst
 
 from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
-from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, is_query
+from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
 from autotune_rewrite.evaluate.module_ifs import branch_bindings
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
@@ -118,7 +118,7 @@ class Evaluator(HelperCalls):
             test, taken_body, other_body = chain
             try:
                 taken = self.test(pm, test, {})
-            except (Pending, TargetQuery):
+            except (Pending, TargetQuery, UnansweredQuery):
                 raise
             except Unresolved:
                 raise Unresolved(unknowns.runtime_binding(name, short(pm, test))) from None
@@ -275,7 +275,7 @@ class Evaluator(HelperCalls):
         # Never the union of both branches: configs no target sees would be judged and emitted.
         try:
             test = self.test(pm, n.test, env)
-        except (Pending, TargetQuery):
+        except (Pending, TargetQuery, UnansweredQuery):
             raise
         except Unresolved:
             raise Unresolved(unknowns.runtime_branch(short(pm, n.test))) from None

@@ -231,8 +231,8 @@ def run_rewrites(
 
 def _per_target_refusal(reports: Sequence[KernelReport]) -> str:
     """Why a kernel whose configs are chosen per target is not rewritten (yet)."""
-    dead = sorted({", ".join(r.site.view_targets) for r in reports if not r.all_launchable})
-    return (f"its configs are chosen by a device query and some cannot launch on {'; '.join(dead)}; "
+    dead = sorted({v.arch for r in reports for v in r.verdicts if not v.launchable})
+    return (f"its configs are chosen by a device query and some cannot launch on {', '.join(dead)}; "
             "diff cannot yet edit only the branch those targets take, and rewriting the whole "
             "expression would change the other targets' configs, so nothing is emitted for it")
 
