@@ -59,6 +59,18 @@ UnseenOption = Annotated[bool, typer.Option(
                                     "cannot follow (getattr, a registry, *args); you pass bs_bucket there yourself.")]
 
 
+EnvOption = Annotated[Optional[List[str]], typer.Option(
+    "--env", metavar="NAME=VALUE",
+    help="What os.environ.get(\"NAME\") answers in the scanned code (over the settings' env table; "
+         "unset variables read as their default). Repeatable.")]
+
+
+def _env_values(given: Optional[List[str]]) -> list:
+    from autotune_rewrite.settings import parse_env
+
+    return [parse_env(text) for text in given or ()]
+
+
 def _assume_values(given: Optional[List[str]]) -> list:
     from autotune_rewrite.settings import parse_assume
 
@@ -143,6 +155,8 @@ def scan(
     jobs: Optional[int] = typer.Option(None, "-j", "--jobs", metavar="N", help="Worker processes (default: cores; 1 = serial)."),
     exclude: Optional[List[str]] = typer.Option(None, "--exclude", metavar="GLOB", help="Glob to skip (replaces the configured list)."),
     extend_exclude: Optional[List[str]] = typer.Option(None, "--extend-exclude", metavar="GLOB", help="Glob to skip, added to the configured list."),
+    arch: Optional[List[str]] = typer.Option(None, "--arch", metavar="ARCH", help="Targets that configs asking the device are resolved for (repeatable); default from settings, else sm_120."),
+    env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Locate every @triton.autotune site, the kernel it wraps, its configs and its launch sites.
@@ -156,7 +170,7 @@ def scan(
     from autotune_rewrite.settings import Settings
 
     try:
-        settings = Settings.find(path).with_exclude(exclude, extend_exclude)
+        settings = Settings.find(path).with_exclude(exclude, extend_exclude).with_arch(arch).with_env(_env_values(env))
         root = Path(settings.root)
         with scan_out.progress_bar() as progress:
             result = run_scan(root, paths=scope_of(root, path) or None, jobs=jobs, settings=settings,
@@ -193,6 +207,7 @@ def check(
     assume: AssumeOption = None,
     exact: ExactOption = False,
     changed_since: ChangedSinceOption = None,
+    env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
@@ -207,7 +222,8 @@ def check(
         with check_out.progress_bar() as progress:
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
-                               changed_since=changed_since, on_report=check_out.print_kernel if streamed else None)
+                               changed_since=changed_since, on_report=check_out.print_kernel if streamed else None,
+                               env=_env_values(env))
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -253,6 +269,7 @@ def diff(
     exact: ExactOption = False,
     changed_since: ChangedSinceOption = None,
     allow_unseen: UnseenOption = False,
+    env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -268,7 +285,7 @@ def diff(
             run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
                                exact=exact, changed_since=changed_since,
-                               allow_unseen_launches=allow_unseen)
+                               allow_unseen_launches=allow_unseen, env=_env_values(env))
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -300,6 +317,7 @@ def apply(
     assume: AssumeOption = None,
     exact: ExactOption = False,
     allow_unseen: UnseenOption = False,
+    env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
@@ -315,7 +333,8 @@ def apply(
         edges = parse_buckets(buckets) if buckets is not None else None
         result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype,
-                                assume=_assume_values(assume), exact=exact, allow_unseen_launches=allow_unseen)
+                                assume=_assume_values(assume), exact=exact, allow_unseen_launches=allow_unseen,
+                                env=_env_values(env))
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

@@ -129,6 +129,20 @@ class LaunchSite:
     arguments: tuple[ArgFact, ...] = ()  # what the wrapper says about each argument
 
 
+@dataclass(frozen=True)
+class TargetConfigs:
+    """The configs some targets see, when the ``configs=`` expression asks the device
+    (``torch.version.hip``, the capability, the shared-memory opt-in ...). Targets that take the
+    same branch share one entry; ``queries`` says what each query answered there and which
+    branch that took (``torch.cuda.get_device_capability() = (12, 0)``, `` `is_hopper()` is False``)."""
+
+    targets: tuple[str, ...]  # ``Target.name`` of each, in the run's order ("sm_90", "h200")
+    configs: tuple[ConfigValue, ...] | None  # None when unresolved on these targets
+    origin: str | None
+    unresolved_reason: str | None
+    queries: tuple[str, ...] = ()
+
+
 FORM_DECORATOR = "decorator"
 FORM_CALL = "call"
 
@@ -161,6 +175,30 @@ class AutotuneSite:
     # Set only when another site shares ``path::kernel`` (two defs of one name under if/else,
     # one kernel autotuned twice): the kernel's def line, else the site's line.
     ident_line: int | None = None
+    # Non-empty when the configs depend on the target (``configs`` is then None): one entry per
+    # group of the run's targets that see the same configs. Empty: ``configs`` is what every
+    # target sees.
+    configs_by_target: tuple[TargetConfigs, ...] = ()
+
+    @property
+    def target_dependent(self) -> bool:
+        return bool(self.configs_by_target)
+
+    def on_targets(self, entry: TargetConfigs) -> "AutotuneSite":
+        """The site as ``entry``'s targets see it: their configs, and ``configs_by_target`` just
+        ``(entry,)``, so every stage still knows the configs were chosen by a device query, and
+        for which targets (``view_targets``)."""
+        return dataclasses.replace(self, configs=entry.configs, configs_origin=entry.origin,
+                                   unresolved_reason=entry.unresolved_reason, configs_by_target=(entry,))
+
+    @property
+    def view_targets(self) -> tuple[str, ...]:
+        """The targets this site's ``configs`` are for, when they depend on the target (a view
+        made by ``on_targets``); () when the configs are the same on every target."""
+        return self.configs_by_target[0].targets if len(self.configs_by_target) == 1 else ()
+
+    def entry_for(self, target: str) -> TargetConfigs | None:
+        return next((e for e in self.configs_by_target if target in e.targets), None)
 
     @property
     def ident(self) -> str:
@@ -204,5 +242,6 @@ __all__ = [
     "LaunchSite",
     "ScanResult",
     "Span",
+    "TargetConfigs",
     "to_jsonable",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +133,19 @@ def check_site(
     return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
+def per_target_views(sites: Sequence[AutotuneSite], targets: tuple[Target, ...]):
+    """(site, targets) pairs: a site whose configs ask the device once per group of targets that
+    see the same configs (``AutotuneSite.on_targets``), with just those targets; any other once."""
+    for site in sites:
+        if not site.configs_by_target:
+            yield site, targets
+            continue
+        for entry in site.configs_by_target:
+            mine = tuple(t for t in targets if t.name in entry.targets)
+            if mine:
+                yield site.on_targets(entry), mine
+
+
 def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
                  bundles: dict[int, KernelBundle] | None = None,
                  on_report: Callable[[KernelReport], None] | None = None) -> list[KernelReport]:
@@ -150,8 +163,8 @@ def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
             on_report(report)
 
     with run.stream() as stream:
-        for site, specs in work:
-            for item in _site_items(root, site, specs, targets, run, bundles, bundle_of):
+        for site, specs, *mine in work:  # ``mine``: the targets of a per-target view (else all)
+            for item in _site_items(root, site, specs, mine[0] if mine else targets, run, bundles, bundle_of):
                 slots.append(None)
                 if isinstance(item, KernelReport):
                     settle(len(slots) - 1, item)
@@ -249,6 +262,7 @@ def check(
     exact: bool = False,
     on_report: OnReport | None = None,
     changed_since: str | None = None,
+    env: Sequence[tuple[str, str]] = (),
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -267,7 +281,7 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = settings or Settings.find(path)
+    settings = (settings or Settings.find(path)).with_env(env)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
@@ -275,7 +289,8 @@ def check(
     entries = settings.kernels
     scope = scope_of(base, path)
     changes = _changes(base, changed_since) if changed_since is not None else None  # a bad ref fails first
-    result = cached_scan(base, list(scope) or None, workers, settings,
+    # The scan answers the configs' device queries for exactly these targets (``per_target``).
+    result = cached_scan(base, list(scope) or None, workers, replace(settings, arch=tuple(t.name for t in targets)),
                          (cache_dir or default_cache_dir()) if use_cache else None)
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
@@ -297,36 +312,40 @@ def check(
     def work():
         # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
         # the pool is busy while the rest of the repository is still being cut and resolved.
-        for site in sites:
-            if site.configs is None or not site.configs:
-                yield site, ()  # reported by _check_sites as skipped
-                continue
-            try:
-                with stopwatch.stage("bundles"):
-                    bundles[id(site)] = bundles.get(id(site)) or bundle_of(site)
-            except KernelLoadError:
-                yield site, ()  # reported by _check_sites with the loader's message
-                continue
-            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-                yield site, (internal_report(site, None, exc, "isolating the kernel", run),)
-                continue
-            if bundles[id(site)].absent_modules:
-                yield site, ()  # reported by _check_sites: no spec is asked for
-                continue
-            try:
-                with stopwatch.stage("specs"):
-                    resolution = launch_spec.resolve_specs(
-                        site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
-                        assume_origin, _heuristics(base, site))
-            except UserError:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                yield site, (internal_report(site, None, exc, "resolving the launch specs", run),)
-                continue
-            if resolution.not_compiled:
-                warnings.append(f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
-                                f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}")
-            yield site, _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
+        for site, mine in per_target_views(sites, targets):
+            yield from (item + (mine,) for item in site_work(site))
+
+    def site_work(site):
+        # One site as some targets see it: its bundle, then its specs (per view: they read its configs).
+        if site.configs is None or not site.configs:
+            yield site, ()  # reported by _check_sites as skipped
+            return
+        try:
+            with stopwatch.stage("bundles"):
+                bundles[id(site)] = bundles.get(id(site)) or bundle_of(site)
+        except KernelLoadError:
+            yield site, ()  # reported by _check_sites with the loader's message
+            return
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            yield site, (internal_report(site, None, exc, "isolating the kernel", run),)
+            return
+        if bundles[id(site)].absent_modules:
+            yield site, ()  # reported by _check_sites: no spec is asked for
+            return
+        try:
+            with stopwatch.stage("specs"):
+                resolution = launch_spec.resolve_specs(
+                    site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
+                    assume_origin, _heuristics(base, site))
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            yield site, (internal_report(site, None, exc, "resolving the launch specs", run),)
+            return
+        if resolution.not_compiled:
+            warnings.append(f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
+                            f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}")
+        yield site, _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
     reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)

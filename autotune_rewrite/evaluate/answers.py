@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from autotune_rewrite.evaluate import device, unknowns
 from autotune_rewrite.evaluate.values import MAX_ITEMS, Builtin, Unresolved, iterable
 from autotune_rewrite.triton_names import CDIV, CONFIG, CONSTEXPR, NEXT_POWER_OF_2
 
@@ -85,6 +86,8 @@ _CALLS: dict[str, Handler] = {
     **{fq: (lambda args, kwargs, apply: args[0] if len(args) == 1 and not kwargs else _bad()) for fq in CONSTEXPR},
     **{fq: _plain(lambda a, b: (a + b - 1) // b) for fq in CDIV},
     **{fq: _plain(_next_power_of_2) for fq in NEXT_POWER_OF_2},
+    # Device and environment queries: per target (``device.answers_for``), never guessed here.
+    **device.NEUTRAL_CALLS,
 }
 _VALUES: dict[str, Any] = {"math.pi": math.pi, "math.e": math.e, "math.inf": math.inf, "math.tau": math.tau,
                            "math.nan": math.nan}
@@ -109,6 +112,10 @@ class Answers:
             return True, Builtin(fq)
         if fq in self.values:
             return True, self.values[fq]
+        if fq in device.NEUTRAL_VALUES:
+            raise device.TargetQuery(fq)
+        if device.is_query(fq):
+            raise device.UnansweredQuery(unknowns.unknown_device_query(fq))
         return False, None
 
     def call(self, fn: Builtin, args: list, kwargs: dict, apply: Callable) -> Any:
@@ -121,6 +128,11 @@ class Answers:
                  values: Mapping[str, Any] = MappingProxyType({})) -> "Answers":
         """These answers plus (or instead of) ``calls`` and ``values``."""
         return Answers(MappingProxyType({**self.calls, **calls}), MappingProxyType({**self.values, **values}))
+
+    def for_target(self, target, env: Mapping[str, str] = MappingProxyType({})) -> "Answers":
+        """These answers as ``target`` (a ``targets.Target``; None: device queries stay open)
+        answers device queries, with ``os.environ`` read from ``env``."""
+        return device.answers_for(self, target, env)
 
 
 DEFAULT_ANSWERS = Answers()

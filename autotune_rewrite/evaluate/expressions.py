@@ -3,11 +3,13 @@
 The one evaluator of the project: the locator evaluates ``configs=``/``key=`` and the kernel's
 parameter defaults with it, so the spec resolver reads known values instead of re-deriving
 them. It covers the shapes real repos use: literals, list/tuple/dict displays, comprehensions
-(nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables,
-and helper functions of the tree whose bodies build a list (``statements``). A conditional
-expression whose test is not known statically yields the union of both branches, and says so
-in the origin. Names outside the tree are answered by an ``Answers`` table (``answers``:
-builtins, itertools, math, ``tl.constexpr``, ``triton.cdiv``), which a caller may extend.
+(nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables
+(also bound under a module-level ``if``/``else``: the branch taken), and helper functions of
+the tree whose bodies build a list (``statements``). A branch whose test is not known
+statically is refused, never the union of both branches. Names outside the tree are answered
+by an ``Answers`` table (``answers``: builtins, itertools, math, ``tl.constexpr``,
+``triton.cdiv``; device and environment queries per target, ``device``), which a caller may
+extend; the queries a value depended on, and the branches they decided, are in ``queries``.
 
 A module is anything with ``path``, ``module_name``, ``names(node)`` (absolute qualified
 names), ``module_bindings()``, ``span(node)`` and ``code(node)`` (``locate.parsed.ParsedModule``).
@@ -25,8 +27,11 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
-from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short, union
+from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
+from autotune_rewrite.evaluate.module_ifs import branch_bindings
+from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
@@ -42,6 +47,8 @@ class Evaluator(HelperCalls):
     resolve: Callable[[str], Any]
     answers: Answers = DEFAULT_ANSWERS
     origin: list[str] = field(default_factory=list)
+    # Device/env queries answered, and branches they decided, in words ("torch.version.hip = None")
+    queries: list[str] = field(default_factory=list)
     loop_depth: int = 0
     steps: int = 0
     depth: int = 0
@@ -51,6 +58,18 @@ class Evaluator(HelperCalls):
     def note(self, what: str) -> None:
         if what not in self.origin:
             self.origin.append(what)
+
+    def asked(self, what: str) -> None:
+        if what not in self.queries:
+            self.queries.append(what)
+
+    def test(self, pm, node, env) -> bool:
+        """A branch's condition; when a device/env query decided it, that is noted."""
+        before = len(self.queries)
+        value = bool(self.eval(pm, node, env))
+        if len(self.queries) > before:
+            self.asked(f"`{short(pm, node)}` is {value}")
+        return value
 
     def _tick(self, n: int = 1) -> None:
         self.steps += n
@@ -71,6 +90,8 @@ class Evaluator(HelperCalls):
             bindings = self._bindings[pm.path] = pm.module_bindings()
         found = bindings.get(name)
         if not found:
+            found = self._branch_binding(pm, name)
+        if not found:
             raise Unresolved(f"`{name}` is not a module-level name of {pm.path}")
         if len(found) > 1:
             raise Unresolved(f"`{name}` is assigned {len(found)} times at module level in {pm.path}")
@@ -89,6 +110,27 @@ class Evaluator(HelperCalls):
         self._module_cache[key] = val
         return val
 
+    def _branch_binding(self, pm, name: str) -> list:
+        """The binding of ``name`` made under module-level ``if``/``else`` (often on an env var
+        or a device query), in the branch this evaluation takes; [] when no ``if`` binds it."""
+        chain = branch_bindings(pm.tree.body, name)
+        while chain is not None:
+            test, taken_body, other_body = chain
+            try:
+                taken = self.test(pm, test, {})
+            except (Pending, TargetQuery, UnansweredQuery):
+                raise
+            except Unresolved:
+                raise Unresolved(unknowns.runtime_binding(name, short(pm, test))) from None
+            body = taken_body if taken else other_body
+            found, chain = body.found, body.nested
+            if found:
+                self.note("module-level if/else")
+                return found
+            if chain is None:
+                raise Unresolved(unknowns.not_bound_on_branch(name, short(pm, test), taken))
+        return []
+
     def _name(self, pm, node: cst.Name, env):
         if node.value in env:
             return env[node.value]
@@ -103,6 +145,8 @@ class Evaluator(HelperCalls):
         for fq in sorted(names):
             known, value = self.answers.lookup(fq)
             if known:
+                if is_query(fq) and not isinstance(value, (Builtin, DeviceRecord)):
+                    self.asked(f"{text} = {value!r}")
                 return value
             prefix = pm.module_name + "."
             if fq.startswith(prefix) and "." not in fq[len(prefix):]:
@@ -141,7 +185,10 @@ class Evaluator(HelperCalls):
         dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
         if not dotted or not _names(pm, n):
             obj = self.eval(pm, n.value, env)
-            return attribute(obj, n.attr.value)
+            value = attribute(obj, n.attr.value)
+            if isinstance(obj, DeviceRecord):
+                self.asked(f"{short(pm, n)} = {value!r}")
+            return value
         return self._qualified(pm, n, short(pm, n))
 
     def _elements(self, pm, elements, env) -> list:
@@ -225,16 +272,13 @@ class Evaluator(HelperCalls):
         return True
 
     def _e_IfExp(self, pm, n, env):
+        # Never the union of both branches: configs no target sees would be judged and emitted.
         try:
-            test = self.eval(pm, n.test, env)
-        except Pending:
+            test = self.test(pm, n.test, env)
+        except (Pending, TargetQuery, UnansweredQuery):
             raise
         except Unresolved:
-            body, orelse = self.eval(pm, n.body, env), self.eval(pm, n.orelse, env)
-            if isinstance(body, (list, tuple)) and isinstance(orelse, (list, tuple)):
-                self.note("conditional (union of both branches)")
-                return union(list(body), list(orelse))
-            raise Unresolved(f"`{short(pm, n.test)}` is only known at run time") from None
+            raise Unresolved(unknowns.runtime_branch(short(pm, n.test))) from None
         return self.eval(pm, n.body if test else n.orelse, env)
 
     def _e_Subscript(self, pm, n, env):
@@ -244,7 +288,10 @@ class Evaluator(HelperCalls):
         sl = n.slice[0].slice
         try:
             if isinstance(sl, cst.Index):
-                return obj[self.eval(pm, sl.value, env)]
+                value = obj[self.eval(pm, sl.value, env)]
+                if isinstance(obj, DeviceRecord):
+                    self.asked(f"{short(pm, n)} = {value!r}")
+                return value
             lo = self.eval(pm, sl.lower, env) if sl.lower else None
             hi = self.eval(pm, sl.upper, env) if sl.upper else None
             st = self.eval(pm, sl.step, env) if sl.step else None
@@ -327,7 +374,10 @@ class Evaluator(HelperCalls):
         if fn.name == "builtins.filter":
             self.note("filter")
         try:
-            return self.answers.call(fn, args, kwargs, self._apply)
+            value = self.answers.call(fn, args, kwargs, self._apply)
+            if is_query(fn.name) and pm is not None and not isinstance(value, DeviceRecord):
+                self.asked(f"{short(pm, n)} = {value!r}")
+            return value
         except (Unresolved, Return):
             raise
         except Exception:  # the user's call fails (``min()``, ``int("x")``): we cannot know it

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.device import DeviceRecord
 from autotune_rewrite.evaluate.values import MAX_ITEMS, ConfigObj, Unresolved
 
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -50,6 +51,8 @@ class BoundMethod:
 
 
 def attribute(obj, attr: str):
+    if isinstance(obj, DeviceRecord):
+        return obj.field(attr)
     if isinstance(obj, ConfigObj) and attr in ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg"):
         return getattr(obj, attr)
     if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
@@ -58,16 +61,6 @@ def attribute(obj, attr: str):
         m = getattr(obj, attr)
         return BoundMethod(lambda *a, **k: list(m(*a, **k)) if attr in ("items", "keys", "values") else m(*a, **k))
     raise Unresolved(f"attribute `{attr}` is not evaluated")
-
-
-def union(a: list, b: list) -> list:
-    seen, out = set(), []
-    for c in [*a, *b]:
-        ident = c.identity() if isinstance(c, ConfigObj) else repr(c)
-        if ident not in seen:
-            seen.add(ident)
-            out.append(c)
-    return out
 
 
 def short(pm, node) -> str:

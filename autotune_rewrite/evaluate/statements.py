@@ -85,8 +85,7 @@ class HelperCalls:
             finally:
                 self.loop_depth -= 1
         elif isinstance(stmt, cst.If):
-            test = self.eval(pm, stmt.test, env)
-            if test:
+            if self.test(pm, stmt.test, env):
                 self._block(pm, stmt.body, env)
             elif stmt.orelse is not None:
                 orelse = stmt.orelse

@@ -20,12 +20,13 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.files import module_name
-from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Evaluator, Unresolved
+from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Unresolved
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.module_resolver import ModuleResolver
+from autotune_rewrite.locate.per_target import TargetContext
 from autotune_rewrite.locate.sites import SiteDraft, find_sites
 from autotune_rewrite.model import AutotuneSite, LaunchSite
 from autotune_rewrite.triton_names import is_autotune
@@ -111,8 +112,9 @@ class Project:
             return frozenset()
         return frozenset({fq})
 
-    def resolve(self, fq: str):
-        """Value of another module's name, for the config evaluator."""
+    def resolve(self, fq: str, answers: Answers = DEFAULT_ANSWERS):
+        """Value of another module's name, for the config evaluator (evaluated there as
+        ``answers`` answer: a module list chosen by a device query is chosen per target)."""
         where = self.locate(fq)
         pm = self.parsed(where[0]) if where is not None else None
         if pm is None or where[1] not in pm.module_bindings():
@@ -124,13 +126,16 @@ class Project:
                     return value
                 there = self.locate(origin)
                 if there is not None and there != where:
-                    return self.resolve(origin)
+                    return self.resolve(origin, answers)
         if where is None:
             raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
         pm = self.parsed(where[0])
         if pm is None:
             raise Unresolved(f"uses `{fq}` from {where[0]}, which does not parse")
-        return Evaluator(resolve=self.resolve).module_value(pm, where[1])
+        return Evaluator(resolve=self.resolve_as(answers), answers=answers).module_value(pm, where[1])
+
+    def resolve_as(self, answers: Answers):
+        return lambda fq: self.resolve(fq, answers)
 
     def params(self, path: str, kernel: str):
         """The kernel's parameters with defaults evaluated across modules (``D = HEAD_DIM``
@@ -187,13 +192,13 @@ def _star_binds(project: Project, f: FileFacts, fq: str) -> bool:
     return True
 
 
-def _complete(project: Project, draft: SiteDraft) -> SiteDraft:
-    if draft.pending is not None:
+def _complete(project: Project, draft: SiteDraft, context: TargetContext) -> SiteDraft:
+    if draft.pending is not None or draft.deferred:
         pm = project.parsed(draft.site.path)
         if pm is not None:
-            for again in find_sites(pm, project.resolve, project.autotune.get(draft.site.path, frozenset())):
+            for again in find_sites(pm, project.resolve, project.autotune.get(draft.site.path, frozenset()), context):
                 if again.site.span == draft.site.span:
-                    draft = replace(again, kernel_ref=draft.kernel_ref, pending=None,
+                    draft = replace(again, kernel_ref=draft.kernel_ref, pending=None, deferred=False,
                                     site=replace(again.site, kernel=draft.site.kernel, kernel_span=draft.site.kernel_span,
                                                  kernel_path=draft.site.kernel_path, params=draft.site.params,
                                                  do_not_specialize=draft.site.do_not_specialize))
@@ -213,10 +218,14 @@ def _complete(project: Project, draft: SiteDraft) -> SiteDraft:
     return draft
 
 
-def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts]) -> tuple[AutotuneSite, ...]:
+def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
+         targets: tuple = (), env: tuple[tuple[str, str], ...] = ()) -> tuple[AutotuneSite, ...]:
+    """``targets`` (``targets.Target``) and ``env``: how configs that ask the device or the
+    environment are resolved (``per_target``)."""
     project = Project(root, files, facts)
+    context = TargetContext(tuple(targets), dict(env), project.resolve_as)
     facts = _through_other_modules(project, facts)
-    drafts = [_complete(project, d) for f in facts.values() for d in f.sites]
+    drafts = [_complete(project, d, context) for f in facts.values() for d in f.sites]
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
     for i, d in enumerate(drafts):
         if d.handle is not None:

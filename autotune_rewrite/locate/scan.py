@@ -94,7 +94,8 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     """Locate every autotune site under ``root`` (a folder or one file) and its launches.
 
     ``paths``: explicit files (scanned even if excluded); ``settings``: defaults to the
-    target's own ``[tool.autotune-rewrite]``. Raises ``UserError`` only when nothing can be
+    target's own ``[tool.autotune-rewrite]``; its ``arch`` and ``env`` answer the device and
+    environment queries of configs (``per_target``). Raises ``UserError`` only when nothing can be
     scanned (missing path, bad settings); per-file problems land in ``ScanResult.errors``.
     """
     root = Path(root)
@@ -137,11 +138,19 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
             pool.shutdown()
     facts.update({f.path: f for f in second})
     with stopwatch.stage("link"):
-        sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None})
+        sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
+                     _targets(settings), settings.env)
     errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
     if progress is not None:
         progress(total, total)
     return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors)
+
+
+def _targets(settings: Settings) -> tuple:
+    """The run's targets (``arch`` / ``--arch``): configs that ask the device are resolved for each."""
+    from autotune_rewrite.targets import DEFAULT_TARGET, resolve_target
+
+    return tuple(dict.fromkeys(resolve_target(a) for a in settings.arch or (DEFAULT_TARGET,)))
 
 
 def _candidates(root: str, files: list[str]) -> int:

@@ -22,11 +22,11 @@ from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
 # 3: launch arguments (ArgFact) on each LaunchSite; 4: AutotuneSite.bound_to, ident_line;
-# 5: pre_hook descriptor shapes on configs
-SCHEMA = 5
+# 5: pre_hook descriptor shapes on configs; 6: configs_by_target (keyed by arch and env too)
+SCHEMA = 6
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
-_LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py")
+_LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py", "targets.py")
 
 
 def _locator_digest() -> str:
@@ -42,7 +42,7 @@ def _locator_digest() -> str:
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
     h = hashlib.sha256(f"{_locator_digest()}\0{Path(root).resolve()}".encode())
-    h.update(repr((settings.exclude, [str(p) for p in paths])).encode())
+    h.update(repr((settings.exclude, [str(p) for p in paths], settings.arch, settings.env)).encode())
     for rel in fileset.files:
         h.update(rel.encode() + b"\0")
         try:

@@ -11,10 +11,11 @@ from typing import Callable
 import libcst as cst
 from libcst.metadata import GlobalScope
 
-from autotune_rewrite.evaluate import Evaluator, Pending, Unresolved, evaluate, to_configs, to_names
+from autotune_rewrite.evaluate import Evaluator, Pending, Unresolved, evaluate, to_names
 from autotune_rewrite.locate.aliases import ModuleNames, expr_names, meanings, module_names
 from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.nesting import NestingVisitor
+from autotune_rewrite.locate.per_target import Resolution, TargetContext, resolve_configs
 from autotune_rewrite.triton_names import AUTOTUNE, HEURISTICS, JIT, is_autotune, is_triton_module
 from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
 
@@ -30,6 +31,7 @@ class SiteDraft:
     handle: str | None  # absolute name of the launchable object (``pkg.kernels._k``)
     pending: str | None  # configs need this name from another module
     kernel_ref: str | None  # call form over a kernel imported from another module
+    deferred: bool = False  # configs ask the device or environment: linking resolves them per target
 
 
 def _arguments(call: cst.Call) -> tuple[dict[str, cst.BaseExpression], cst.Arg | None]:
@@ -58,23 +60,16 @@ def _names_or_none(ev: Evaluator, pm, node) -> tuple[str, ...] | None:
 
 
 def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_name: str,
-               decorators: tuple[str, ...], resolve: Callable, handle: str | None, kernel_ref: str | None) -> SiteDraft:
+               decorators: tuple[str, ...], resolve: Callable, handle: str | None, kernel_ref: str | None,
+               context: TargetContext | None = None) -> SiteDraft:
     args, star = _arguments(call)
-    configs = origin = reason = None
-    pending = None
     configs_node = args.get("configs")
     if configs_node is None:
-        reason = (f"autotune arguments are passed through {star.star}{pm.code(star.value).strip()}"
-                  if star is not None else "no configs argument")
+        found = Resolution(reason=(f"autotune arguments are passed through {star.star}{pm.code(star.value).strip()}"
+                                   if star is not None else "no configs argument"))
     else:
-        ev = Evaluator(resolve=resolve)
-        try:
-            configs = to_configs(evaluate(ev, pm, configs_node))
-            origin = ", ".join(ev.origin) or "literal list"
-        except Pending as exc:
-            pending, reason = exc.fq, f"configs {exc}"
-        except Unresolved as exc:
-            reason = f"configs: {exc}"
+        found = resolve_configs(pm, configs_node, resolve, context)
+    configs, origin, reason, pending = found.configs, found.origin, found.reason, found.pending
     ev = Evaluator(resolve=resolve)
     key = None
     if args.get("key") is not None:
@@ -96,8 +91,9 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         prune_configs_by=pm.code(prune).strip() if prune is not None else None,
         reset_to_zero=_names_or_none(ev, pm, args.get("reset_to_zero")),
         restore_value=_names_or_none(ev, pm, args.get("restore_value")),
+        configs_by_target=found.by_target,
     )
-    return SiteDraft(site, handle, pending, kernel_ref)
+    return SiteDraft(site, handle, pending, kernel_ref, found.deferred)
 
 
 def _kernel_from_expr(pm, expr, bindings, depth=0):
@@ -165,9 +161,9 @@ class SiteFinder(NestingVisitor):
     also under an ``if``) is a site where it is applied: ``@tuner`` or ``k = tuner(fn)``."""
 
     def __init__(self, pm, resolve, names: ModuleNames | None = None, tree_names: frozenset[str] = frozenset(),
-                 autotune: frozenset[str] = frozenset()):
+                 autotune: frozenset[str] = frozenset(), context: TargetContext | None = None):
         super().__init__()
-        self.pm, self.resolve = pm, resolve
+        self.pm, self.resolve, self.context = pm, resolve, context
         self.sites: list[SiteDraft] = []
         self.bindings = pm.module_bindings()
         self.seen: set[int] = set()  # call-form nodes already reported (``visit_Assign`` sees them first)
@@ -206,7 +202,7 @@ class SiteFinder(NestingVisitor):
                 info = _spelled(kernel_info(pm, node), i, spelling)
                 handle = f"{pm.module_name}.{node.name.value}" if not self.stack else None
                 self.sites.append(build_site(pm, d, FORM_DECORATOR, info, info.name,
-                                             info.decorators, self.resolve, handle, None))
+                                             info.decorators, self.resolve, handle, None, self.context))
             elif isinstance(d, cst.Name) and d.value in self.tuner_names:
                 self.applied.append((d, FORM_DECORATOR, node, i, not self.stack))
         super().visit_FunctionDef(node)
@@ -247,7 +243,8 @@ class SiteFinder(NestingVisitor):
         handle = (f"{pm.module_name}.{target.value}"
                   if isinstance(target, cst.Name) and not self.stack else None)
         bound = pm.code(target).strip() if isinstance(target, (cst.Name, cst.Attribute)) else None
-        draft = build_site(pm, autotune, FORM_CALL, info, name, ("triton.autotune", *extra), self.resolve, handle, ref)
+        draft = build_site(pm, autotune, FORM_CALL, info, name, ("triton.autotune", *extra), self.resolve, handle, ref,
+                           self.context)
         self.sites.append(replace(draft, site=replace(draft.site, bound_to=bound)))
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -263,7 +260,7 @@ class SiteFinder(NestingVisitor):
                     info = _spelled(kernel_info(pm, where), index_or_target, "triton.autotune")
                     handle = f"{pm.module_name}.{where.name.value}" if top else None
                     self.sites.append(build_site(pm, autotune, FORM_DECORATOR, info, info.name, info.decorators,
-                                                 self.resolve, handle, None))
+                                                 self.resolve, handle, None, self.context))
                 else:
                     self._wrapping(autotune, where, index_or_target if top else None)
 
@@ -276,8 +273,9 @@ def _spelled(info: KernelInfo, index: int, spelling: str) -> KernelInfo:
     return replace(info, decorators=tuple(decorators))
 
 
-def find_sites(pm, resolve: Callable, autotune: frozenset[str] = frozenset()) -> list[SiteDraft]:
-    finder = SiteFinder(pm, resolve, autotune=autotune)
+def find_sites(pm, resolve: Callable, autotune: frozenset[str] = frozenset(),
+               context: TargetContext | None = None) -> list[SiteDraft]:
+    finder = SiteFinder(pm, resolve, autotune=autotune, context=context)
     cst.visit_batched(pm.tree, [finder])
     return finder.sites
 

@@ -9,7 +9,8 @@ JSON (``schema_version`` 1; keys are only ever added)::
                   "ptxas_version"}],
      "outcomes": {"exit_code", "judged", "kernels", "statuses": {status: count}},
      "kernels": [{"path", "kernel", "kernel_path", "line", "spec", "spec_source", "types",
-                  "spec_constexprs", "int_values", "assumed", "do_not_specialize", "skipped",
+                  "spec_constexprs", "int_values", "assumed", "do_not_specialize", "for_targets",
+                  "configs_chosen_by", "skipped",
                   "status", "assumptions": [{"parameter", "value", "source"}],
                   "problem": {"reason", "detail", "missing", "traceback_file", "places"} | null, "message",
                   "suspicions": [{"kind", ...}] (spec_suspect: why the spec is probably wrong),
@@ -128,6 +129,9 @@ def _report_json(report: KernelReport) -> dict:
         "int_values": dict(spec.int_values) if spec else None,
         "assumed": list(spec.assumed) if spec else [],
         "do_not_specialize": list(site.do_not_specialize),
+        # configs chosen by a device query: the targets this entry is for, and what chose them
+        "for_targets": list(site.view_targets),
+        "configs_chosen_by": list(site.configs_by_target[0].queries) if site.view_targets else [],
         "skipped": problem_text(report) if report.problem is not None else None,
         **outcome_json(report),
         "configs": [verdict_json(v) for v in report.verdicts],
@@ -176,7 +180,20 @@ def print_json(result: CheckResult, strict: bool = False) -> None:
 # --------------------------------------------------------------------------- table (stderr)
 def _not_judged(report: KernelReport) -> str:
     spec = f" [{report.spec.name}]" if report.spec is not None and report.spec.name != "default" else ""
-    return f"{report.status.value} {report.site.ident}{spec}: {problem_text(report)}"
+    return f"{report.status.value} {report.site.ident}{spec}{_on_targets(report)}: {problem_text(report)}"
+
+
+def _on_targets(report: KernelReport) -> str:
+    """`` on sm_90`` for a report of the configs some targets see (they ask the device)."""
+    view = report.site.view_targets
+    return f" on {', '.join(view)}" if view else ""
+
+
+def _chosen_by(report: KernelReport) -> str:
+    site = report.site
+    if not site.view_targets:
+        return ""
+    return "\n[dim]configs chosen by: " + output.escape("; ".join(site.configs_by_target[0].queries)) + "[/]"
 
 
 def print_table(result: CheckResult, strict: bool = False, streamed: bool = False) -> None:
@@ -209,7 +226,7 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
     for target in _targets_of(run, report):
         rows = [v for v in report.verdicts if v.arch == target.arch.name]
         title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
-                 f"{esc(_target_label(target))}, {esc(_versions(run, target))}")
+                 f"{esc(_target_label(target))}, {esc(_versions(run, target))}{_chosen_by(report)}")
         table = Table(title=title, title_justify="left")
         table.add_column("config", no_wrap=True)
         for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):

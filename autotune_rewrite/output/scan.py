@@ -9,10 +9,15 @@ JSON (``--format json``), one object::
                              "has_pre_hook", "span", "path", "label",
                              "descriptor_shapes": [[param, [dim, ...]], ...]}] | null,
                 "unresolved_reason", "key", "launches": [{"path", "line", ...LaunchSite}],
+                "configs_by_target": [{"targets": [NAME, ...], "configs": [...as above] | null,
+                                       "origin", "unresolved_reason", "queries": [TEXT, ...]}],
                 "ident", ...every other AutotuneSite field}],
      "errors": [{"path", "message"}]}
 
 Paths are relative to PATH (POSIX); spans are LibCST's (lines 1-based, columns 0-based).
+``configs_by_target`` is non-empty (and ``configs`` null) when the configs ask the device: one
+entry per group of targets that see the same configs, ``queries`` saying what each device or
+environment query answered there and which branch it took.
 """
 
 from __future__ import annotations
@@ -27,11 +32,15 @@ from autotune_rewrite.model import AutotuneSite, ScanResult, to_jsonable
 SCHEMA_VERSION = 1  # bumped only when a key changes meaning or disappears
 
 
+def _configs_json(configs) -> list | None:
+    return None if configs is None else [{**to_jsonable(c), "label": c.label()} for c in configs]
+
+
 def site_json(site: AutotuneSite) -> dict:
     """One site: the documented keys first, then every field of ``AutotuneSite``."""
     data = to_jsonable(site)
-    data["configs"] = (None if site.configs is None else
-                       [{**to_jsonable(c), "label": c.label()} for c in site.configs])
+    data["configs"] = _configs_json(site.configs)
+    data["configs_by_target"] = [{**to_jsonable(e), "configs": _configs_json(e.configs)} for e in site.configs_by_target]
     data["launches"] = [to_jsonable(l) for l in site.launches]
     data["ident"] = site.ident
     return data
@@ -58,11 +67,8 @@ def print_table(result: ScanResult) -> None:
     for col in ("site", "form", "key", "configs", "launches"):
         table.add_column(col, no_wrap=True)
     for s in result.sites:
-        if s.configs is None:
-            configs = f"[yellow]unresolved[/]: {output.escape(s.unresolved_reason or '')}"
-        else:
-            configs = "\n".join(output.escape(c.label()) for c in s.configs)
-            configs += f"\n[dim]{output.escape(s.configs_origin or '')}[/]"
+        configs = "\n".join(_configs_cell(e.configs, e.unresolved_reason, e.origin, ", ".join(e.targets), e.queries)
+                            for e in s.configs_by_target) or _configs_cell(s.configs, s.unresolved_reason, s.configs_origin)
         key = (", ".join(s.key) or "(empty)") if s.key is not None else "?"
         launches = "\n".join(f"{l.path}:{l.line}" for l in s.launches) or "-"
         table.add_row(f"{s.path}:{s.line}\n[bold]{output.escape(s.kernel)}[/]", s.form, output.escape(key), configs, launches)
@@ -70,6 +76,16 @@ def print_table(result: ScanResult) -> None:
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
     console.print(f"{len(result.sites)} site(s) in {result.files_scanned} file(s) scanned, {len(result.errors)} error(s)")
+
+
+def _configs_cell(configs, reason, origin, targets: str = "", queries=()) -> str:
+    """The configs of a site, or of the targets ``targets`` with the queries that chose them."""
+    head = f"[bold]on {output.escape(targets)}[/]:\n" if targets else ""
+    if configs is None:
+        return head + f"[yellow]unresolved[/]: {output.escape(reason or '')}"
+    body = "\n".join(output.escape(c.label()) for c in configs)
+    why = "\n".join(output.escape(line) for line in (origin or "", *queries))
+    return head + body + f"\n[dim]{why}[/]"
 
 
 def progress_bar():

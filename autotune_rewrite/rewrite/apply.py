@@ -91,6 +91,7 @@ def apply_variants(
     assume: Sequence[tuple[str, Any]] = (),
     exact: bool = False,
     allow_unseen_launches: bool = False,
+    env: Sequence[tuple[str, str]] = (),
 ) -> ApplyResult:
     """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
     for v in variants:
@@ -123,7 +124,7 @@ def apply_variants(
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
                     workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact,
-                    allow_unseen_launches=allow_unseen_launches,
+                    allow_unseen_launches=allow_unseen_launches, env=env,
                 )
                 runs.append(run)
                 skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]

@@ -141,6 +141,7 @@ def run_rewrites(
     exact: bool = False,
     changed_since: str | None = None,
     allow_unseen_launches: bool = False,
+    env: Sequence[tuple[str, str]] = (),
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -155,13 +156,14 @@ def run_rewrites(
     from autotune_rewrite.settings import Settings
 
     path = Path(path)
-    settings = Settings.find(path)
+    settings = Settings.find(path).with_env(env)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
                                assume=assume, exact=exact, changed_since=changed_since)
     root = Path(result.root)
     targets = result.targets
+    settings = settings.with_arch([t.name for t in targets])  # the re-check's scan answers as check's did
     by_site: dict[str, list[KernelReport]] = {}
     sites: dict[str, AutotuneSite] = {}
     for r in result.reports:
@@ -178,6 +180,10 @@ def run_rewrites(
         # Only a kernel judged for every launch spec is rewritten; the others keep their
         # outcome (a config judged for one spec only proves nothing for the next).
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
+            continue
+        if site.target_dependent:  # configs chosen by a device query: never edit them as one list
+            if not all(r.all_launchable for r in reports):
+                failed.append((ident, _per_target_refusal(reports)))
             continue
         try:
             # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
@@ -240,6 +246,14 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
     unseen = unseen_launches(root, site, settings.exclude)
     if unseen:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
+
+
+def _per_target_refusal(reports: Sequence[KernelReport]) -> str:
+    """Why a kernel whose configs are chosen per target is not rewritten (yet)."""
+    dead = sorted({v.arch for r in reports for v in r.verdicts if not v.launchable})
+    return (f"its configs are chosen by a device query and some cannot launch on {', '.join(dead)}; "
+            "diff cannot yet edit only the branch those targets take, and rewriting the whole "
+            "expression would change the other targets' configs, so nothing is emitted for it")
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):

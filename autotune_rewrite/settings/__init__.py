@@ -56,6 +56,14 @@ def parse_assume(text: str) -> tuple[str, Any]:
         raise UserError(f"--assume {text}: the value must be a number, bool or string, or a list of them") from None
 
 
+def parse_env(text: str) -> tuple[str, str]:
+    """``--env NAME=VALUE``: what ``os.environ.get("NAME")`` answers in the scanned code."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise UserError(f"--env {text}: write NAME=VALUE, e.g. --env USE_FP8=1")
+    return name.strip(), value
+
+
 def load_settings(path: Path | str) -> Settings:
     """The settings of the project holding ``path`` (a file or folder); defaults when it has none."""
     path = Path(path)
@@ -70,4 +78,4 @@ def load_settings(path: Path | str) -> Settings:
     return from_table(table, shown(source), root)
 
 __all__ = ["DEFAULT_ARCH", "BenchEntry", "Settings", "SpecEntry", "TOOL_FILE", "Variants", "describe",
-           "find_project_root", "from_table", "load_settings", "parse_assume", "settings_file_in", "shown"]
+           "find_project_root", "from_table", "load_settings", "parse_assume", "parse_env", "settings_file_in", "shown"]

@@ -174,7 +174,7 @@ class Settings:
         section(Cache), "table", "the shared compile cache", inner=("", Cache)))
     env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
         table_of(string, 'USE_FP8 = "1"'), "table str -> str",
-        "environment the kernels' modules read through os.environ.get; not used yet"))
+        "environment the kernels' modules read through os.environ (unset: the code's default); `--env NAME=VALUE` adds"))
     # Not keys: where the settings came from.
     root: str = "."  # the project root (kernel paths in the settings are relative to it)
     source: str | None = None  # the settings file, as shown in messages; None when there is none
@@ -190,6 +190,16 @@ class Settings:
         """Command-line flags over the file: ``--exclude`` replaces, ``--extend-exclude`` adds."""
         base = tuple(exclude) if exclude is not None else self.exclude
         return replace(self, exclude=base + tuple(extend_exclude or ()))
+
+    def with_env(self, env) -> "Settings":
+        """``--env NAME=VALUE`` pairs over the file's ``env`` table."""
+        if not env:
+            return self
+        return replace(self, env=tuple({**dict(self.env), **dict(env)}.items()))
+
+    def with_arch(self, arch) -> "Settings":
+        """``--arch`` over the file's ``arch``."""
+        return replace(self, arch=tuple(arch)) if arch else self
 
     def where(self) -> Where:
         """The table's place for messages (``pyproject.toml: [tool.autotune-rewrite] KEY ...``)."""

@@ -1,0 +1,44 @@
+"""The one vocabulary of reasons for a value that depends on the machine, the environment or
+the run: every such reason is worded here, so the same ``os.environ.get`` reads the same in
+scan, check and diff, and each names what would answer it (an ``--env``, a product target)."""
+
+from __future__ import annotations
+
+
+def needs_target(query: str) -> str:
+    """Before a target is chosen (the locator resolves such configs per target)."""
+    return f"depends on the target: `{query}` is answered per target (--arch)"
+
+
+def unknown_device_query(query: str) -> str:
+    return (f"device query `{query}` is only known on the device: the evaluator answers "
+            "torch.version.hip/cuda, torch.cuda.get_device_capability/get_device_properties and "
+            "Triton's driver.active.get_current_target/utils.get_device_properties, not this")
+
+
+def needs_product(target: str, what: str) -> str:
+    return f"{what} is not known for {target}: name a product target, e.g. --arch h200 or --arch rtx-pro-6000"
+
+
+def unknown_field(what: str, field: str) -> str:
+    return f"`{what}.{field}` is not a device property the evaluator knows"
+
+
+def cuda_version() -> str:
+    return "`torch.version.cuda` is only known on the machine (which CUDA torch was built with); only `is None` is answered"
+
+
+def env_unset(name: str) -> str:
+    return f"`os.environ[{name!r}]` is not set: pass --env {name}=VALUE or set it under [tool.autotune-rewrite.env]"
+
+
+def runtime_branch(test: str) -> str:
+    return f"the branch on `{test}` is only known at run time (it reads runtime data)"
+
+
+def runtime_binding(name: str, test: str) -> str:
+    return f"`{name}` is bound under `if {test}`, which is only known at run time"
+
+
+def not_bound_on_branch(name: str, test: str, taken: bool) -> str:
+    return f"`{name}` is not bound when `{test}` is {taken}"

@@ -1,0 +1,96 @@
+"""Configs resolved per (site, target): the step that answers device queries as each target would.
+
+The per-file pass evaluates ``configs=`` without a target; an expression that asks the device
+or the environment (``device.TargetQuery``) is left to the linking pass, which knows the run's
+targets (``arch`` / ``--arch``) and environment (``env`` / ``--env``). There it is evaluated once
+with only the environment answered: when that suffices the configs are the same on every
+target. Otherwise it is evaluated once per target, and the targets that see the same configs
+share one ``TargetConfigs`` entry, with the queries and branches that decided it. Never the
+union of two branches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
+from autotune_rewrite.evaluate.device import TargetQuery
+from autotune_rewrite.model import ConfigValue, TargetConfigs
+from autotune_rewrite.targets import Target
+
+
+@dataclass(frozen=True)
+class TargetContext:
+    """What the linking pass knows: the run's targets, its environment, and a resolver of other
+    modules' names that answers as the given ``Answers`` do."""
+
+    targets: tuple[Target, ...]
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    resolve_with: Callable[[Answers], Callable] | None = None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    configs: tuple[ConfigValue, ...] | None = None
+    origin: str | None = None
+    reason: str | None = None
+    pending: str | None = None  # needs another module's name (linking retries)
+    deferred: bool = False  # asks the device or environment (linking resolves it per target)
+    by_target: tuple[TargetConfigs, ...] = ()
+
+
+def _once(pm, node, resolve, answers: Answers) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
+    ev = Evaluator(resolve=resolve, answers=answers)
+    return ev, to_configs(evaluate(ev, pm, node))
+
+
+def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None) -> Resolution:
+    """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target."""
+    if context is None:
+        try:
+            ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS)
+        except Pending as exc:
+            return Resolution(reason=f"configs {exc}", pending=exc.fq)
+        except TargetQuery as exc:
+            return Resolution(reason=f"configs {exc}", deferred=True)
+        except Unresolved as exc:
+            return Resolution(reason=f"configs: {exc}")
+        return Resolution(configs, ", ".join(ev.origin) or "literal list")
+    resolve_for = context.resolve_with or (lambda answers: resolve)
+    neutral = DEFAULT_ANSWERS.for_target(None, context.env)
+    try:
+        ev, configs = _once(pm, node, resolve_for(neutral), neutral)
+        return Resolution(configs, ", ".join(ev.origin) or "literal list")
+    except Pending as exc:
+        return Resolution(reason=f"configs {exc}", pending=exc.fq)
+    except TargetQuery:
+        pass
+    except Unresolved as exc:
+        return Resolution(reason=f"configs: {exc}")
+    groups: list[TargetConfigs] = []
+    for target in context.targets:
+        answers = DEFAULT_ANSWERS.for_target(target, context.env)
+        ev = Evaluator(resolve=resolve_for(answers), answers=answers)
+        try:
+            entry = TargetConfigs((target.name,), to_configs(evaluate(ev, pm, node)),
+                                  ", ".join(ev.origin) or "literal list", None, tuple(ev.queries))
+        except Unresolved as exc:
+            entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
+        groups = _merge(groups, entry)
+    names = " / ".join(", ".join(g.targets) for g in groups)
+    return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups))
+
+
+def _merge(groups: list[TargetConfigs], entry: TargetConfigs) -> list[TargetConfigs]:
+    """Targets that see the same configs (or fail the same way) share one entry."""
+    for i, g in enumerate(groups):
+        if (g.configs, g.origin, g.unresolved_reason) == (entry.configs, entry.origin, entry.unresolved_reason):
+            queries = g.queries if g.queries == entry.queries else tuple(dict.fromkeys(g.queries + entry.queries))
+            groups[i] = TargetConfigs(g.targets + entry.targets, g.configs, g.origin, g.unresolved_reason, queries)
+            return groups
+    return [*groups, entry]
+
+
+__all__ = ["Resolution", "TargetContext", "resolve_configs"]
