@@ -24,7 +24,6 @@ divisibility, not folded; noted with the verdict).
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,7 +131,7 @@ class Context:
     exact: bool
     heuristics: frozenset[str] = frozenset()  # set by @triton.heuristics
     arithmetic: frozenset[str] = frozenset()  # constexprs used only in arithmetic (param_uses)
-    descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: never assumed
+    descriptors: frozenset[str] = frozenset()  # used as TMA tensor descriptors: typed only from a pre_hook
     int8_dots: frozenset[str] = frozenset()  # pointers feeding a tl.dot with an int32 accumulator
     fp32_loads: frozenset[str] = frozenset()  # pointers whose tiles go into fp32-only math
     address_tables: frozenset[str] = frozenset()  # pointers whose loaded values become pointers
