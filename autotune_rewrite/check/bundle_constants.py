@@ -58,7 +58,7 @@ class ConstantValues:
             try:
                 text = (self.root / rel).read_text(encoding="utf-8")
                 self._parsed[rel] = ParsedModule.parse(rel, text, module_name(rel), rel.endswith("__init__.py"))
-            except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, cst.CSTValidationError):
                 self._parsed[rel] = None
         return self._parsed[rel]
 

@@ -113,7 +113,7 @@ class ParsedModules:
         try:
             text = path.read_text(encoding="utf-8")
             tree = cst.parse_module(text)
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError) as exc:
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, cst.CSTValidationError) as exc:
             raise KernelLoadError(f"{rel}: cannot read: {str(exc).splitlines()[0]}") from exc
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         scopes = wrapper.resolve(ScopeProvider)

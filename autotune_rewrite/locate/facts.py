@@ -83,6 +83,8 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
         what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
         return FileError(path, f"does not parse (line {exc.editor_line}): "
                                f"{what}; fix the syntax or --exclude it")
+    except cst.CSTValidationError as exc:  # the parser took it, LibCST's node checks did not
+        return FileError(path, f"does not parse: {exc}; fix the syntax or --exclude it")
     except RecursionError:
         return FileError(path, "nested too deeply to parse; --exclude it")
 

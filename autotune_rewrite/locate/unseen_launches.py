@@ -125,7 +125,7 @@ def unseen_launches(root: Path, site: AutotuneSite, exclude: tuple[str, ...] = (
             continue
         try:
             pm = ParsedModule.parse(rel, data.decode("utf-8"), module_name(rel), rel.endswith("__init__.py"))
-        except (UnicodeDecodeError, cst.ParserSyntaxError):
+        except (UnicodeDecodeError, cst.ParserSyntaxError, cst.CSTValidationError):
             continue  # the scan reports files it cannot parse
         uses = _Uses(pm, name, module)
         pm.tree.visit(uses)

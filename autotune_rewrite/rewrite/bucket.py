@@ -271,7 +271,7 @@ def batch_expr_for(pf: ParsedFile, call: cst.Call, launch: LaunchSite, given: st
     if given:
         try:
             cst.parse_expression(given)
-        except cst.ParserSyntaxError:
+        except (cst.ParserSyntaxError, cst.CSTValidationError):
             raise UserError(f"--batch-expr {given!r} is not a Python expression") from None
         return given
     fn = enclosing_function(pf, call)

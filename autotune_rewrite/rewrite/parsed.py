@@ -26,6 +26,8 @@ class ParsedFile:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError as exc:
             raise UserError(f"{path}: cannot parse ({exc.message}, line {exc.raw_line}); fix the syntax first") from None
+        except cst.CSTValidationError as exc:
+            raise UserError(f"{path}: cannot parse ({exc}); fix the syntax first") from None
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # the tree is ours alone
         self.module = self.wrapper.module
         self._pos = self.wrapper.resolve(PositionProvider)
