@@ -9,7 +9,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
-  python3 -c "import sys, torch, triton, libcst; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'libcst', libcst.__version__)"
+  python3 -c "import sys, torch, triton; from importlib.metadata import version; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'libcst', version('libcst'))"
   nproc
 } > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
