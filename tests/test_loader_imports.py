@@ -314,6 +314,11 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
         "pkg/branch.py": KERNEL.format(imports="\n\n@triton.jit\ndef helper(x, OLD: tl.constexpr = False):\n"
                                                "    if OLD:\n        x = tl._not_in_this_triton(x)\n    return x",
                                        name="branch_kernel"),
+        # ... and so is a helper that reads it when the kernel calls that helper only under a branch
+        "pkg/called.py": KERNEL.format(imports="\n\n@triton.jit\ndef old_math(x):\n    return tl._not_in_this_triton(x)"
+                                               "\n\n\n@triton.jit\ndef helper(x, OLD: tl.constexpr = False):\n"
+                                               "    if OLD:\n        x = old_math(x)\n    return x",
+                                       name="called_kernel"),
     })
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
@@ -330,3 +335,4 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
     assert old["status"] == "unresolved" and old["problem"]["missing"] == ["triton.language._not_in_this_triton"]
     assert old["problem"]["places"] == ["pkg/old.py:6"]  # the def of the helper that reads it
     assert kernels["good_kernel"]["status"] == kernels["branch_kernel"]["status"] == "assumed"
+    assert kernels["called_kernel"]["status"] == "assumed"

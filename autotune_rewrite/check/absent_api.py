@@ -30,11 +30,11 @@ def _has(module: str, attr: str) -> bool:
         return False
 
 
-def absent_attributes(source: str, import_targets: dict[str, str],
+def absent_attributes(source: str, kernel: str, import_targets: dict[str, str],
                       functions: tuple[tuple[str, str, int], ...]) -> list[tuple[str, str, int | None]]:
-    """``(triton.language.NAME, user path, line)`` for each ``tl.NAME`` the bundle reads (``tl``
-    bound to a Triton module) that the installed module lacks; the place is the ``def`` of the
-    function that reads it."""
+    """``(triton.language.NAME, user path, line)`` for each ``tl.NAME`` that the kernel, or a
+    helper it always calls, reads outside every ``if`` (``tl`` bound to a Triton module) and the
+    installed module lacks; the place is the ``def`` of the function that reads it."""
     modules = {bound: target for bound, target in import_targets.items() if is_triton_module(target)}
     if not modules:
         return []
@@ -43,14 +43,21 @@ def absent_attributes(source: str, import_targets: dict[str, str],
     except SyntaxError:
         return []
     where = {name: (path, line) for name, path, line in functions}
+    defs = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     out: dict[str, tuple[str, int | None]] = {}
-    for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef):
+    # From the kernel through the helpers it always calls.
+    pending, seen = [kernel], set()
+    while pending:
+        name = pending.pop()
+        if name is None or name in seen or name not in defs:
             continue
-        for node in _unconditional(fn):
+        seen.add(name)
+        for node in _unconditional(defs[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                pending.append(node.func.id)
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
                     and not _has(modules[node.value.id], node.attr)):
-                path, line = where.get(fn.name, ("", None))
+                path, line = where.get(name, ("", None))
                 out.setdefault(f"{modules[node.value.id]}.{node.attr}", (path, line))
     return [(name, path, line) for name, (path, line) in out.items()]
 

@@ -375,7 +375,7 @@ class _Loader:
         lines = [f"# Isolated by autotune-rewrite from {mod.rel}::{kernel}; generated, do not edit."]
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
-        for name, rel, line in absent_attributes(source, self.out.import_targets, tuple(self.out.functions)):
+        for name, rel, line in absent_attributes(source, kernel, self.out.import_targets, tuple(self.out.functions)):
             self.out.absent.setdefault(name, (rel, line))
         return KernelBundle(kernel=kernel, source=source, origin=f"{mod.rel}::{kernel}",
                             functions=tuple(self.out.functions),
