@@ -67,17 +67,8 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     assigned = _assignments(fn)
     helpers = _module_functions(kernel_source)
 
-    def roots(name: str | None, depth: int = 0) -> set[str]:
-        """The pointer parameters an address's leftmost name may come from."""
-        if name is None or depth > 16:
-            return set()
-        if name in params:
-            return {name}
-        return set().union(*(roots(_leftmost(v), depth + 1) for v in assigned.get(name, ())))
-
     def root(name: str | None) -> str | None:
-        found = roots(name)  # a local reused for two pointers (``ptr = a + i`` ... ``ptr = b + i``): neither
-        return next(iter(found)) if len(found) == 1 else None
+        return _pointer_root(name, params, assigned)
 
     loaded: dict[str, str] = {}  # local name -> pointer parameter it was loaded from
     for node in ast.walk(fn):
@@ -180,15 +171,7 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
              and _call_name_of(node.value) == "load" and node.value.args
              for t in node.targets if isinstance(t, ast.Name)}
     assigned = _assignments(fn)
-    found = set()
-    for name in operands:
-        lead, seen = loads.get(name), set()
-        while lead is not None and lead not in params and lead not in seen:
-            seen.add(lead)
-            values = assigned.get(lead, [])
-            lead = _leftmost(values[0]) if len(values) >= 1 else None
-        if lead in params:
-            found.add(lead)
+    found = {_pointer_root(loads.get(name), params, assigned) for name in operands} - {None}
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
 
 
@@ -213,11 +196,7 @@ def fp32_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ..
     assigned = _assignments(fn)
 
     def root(address: ast.expr) -> str | None:
-        lead, seen = _leftmost(address), set()
-        while lead is not None and lead not in params and lead not in seen and len(assigned.get(lead, ())) == 1:
-            seen.add(lead)
-            lead = _leftmost(assigned[lead][0])
-        return lead if lead in params else None
+        return _pointer_root(_leftmost(address), params, assigned)
 
     def tiles(expr: ast.expr, bound: dict[str, frozenset[str]]) -> frozenset[str] | None:
         """The pointers an uncast tile expression is loaded from; None when it is not one (a
@@ -307,6 +286,22 @@ def _is_fp32(expr: ast.expr) -> bool:
         return True
     return (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to"
             and bool(expr.args) and ast.unparse(expr.args[0]).endswith("float32"))
+
+
+def _pointer_root(name: str | None, params: set[str], assigned: dict[str, list[ast.expr]]) -> str | None:
+    """The pointer parameter an address's leftmost name comes from, through the locals assigned
+    to it (``a_ptrs = a_ptr + offs``, ``a_ptrs += BLOCK_K * stride``); None when it is not one, or
+    when a local is reused for two pointers (``ptr = a + i`` ... ``ptr = b + i``)."""
+
+    def roots(name: str | None, depth: int) -> set[str]:
+        if name is None or depth > 16:
+            return set()
+        if name in params:
+            return {name}
+        return set().union(*(roots(_leftmost(v), depth + 1) for v in assigned.get(name, ())))
+
+    found = roots(name, 0)
+    return next(iter(found)) if len(found) == 1 else None
 
 
 def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
