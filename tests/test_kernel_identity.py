@@ -14,6 +14,7 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.locate.kernel_names import select_sites
 from autotune_rewrite.locate.scan import find_site, scan
 from locate_helpers import text_at
+from projection_kernel import PROJECTION_SETTINGS, projection_def
 from rewrite_e2e import cli, commit_tree, git
 
 HEAD = "import triton\nimport triton.language as tl\n"
@@ -118,33 +119,14 @@ tuner = triton.autotune(
 
 @tuner
 @triton.jit
-def tuned_kernel(x_ptr, w_ptr, y_ptr, B, D, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr):
-    pid = tl.program_id(0)
-    rb = tl.arange(0, BLOCK_B)
-    rd = pid * BLOCK_D + tl.arange(0, BLOCK_D)
-    acc = tl.zeros((BLOCK_B, BLOCK_D), dtype=tl.float32)
-    for k in range(0, D, BLOCK_D):
-        rk = k + tl.arange(0, BLOCK_D)
-        x = tl.load(x_ptr + rb[:, None] * D + rk[None, :], mask=rb[:, None] < B, other=0.0)
-        w = tl.load(w_ptr + rk[:, None] * D + rd[None, :])
-        acc += tl.dot(x, w)
-    tl.store(y_ptr + rb[:, None] * D + rd[None, :], acc, mask=rb[:, None] < B)
-
+''' + projection_def("tuned_kernel") + '''
 
 def run(x, w, y):
     B, D = x.shape
     tuned_kernel[(triton.cdiv(D, 64),)](x, w, y, B, D, BLOCK_B=16)
 '''
 
-SETTINGS = '''[tool.autotune-rewrite]
-arch = ["sm_120"]
-
-[[tool.autotune-rewrite.kernels]]
-kernel = "proj.py::KERNEL"
-types = { x_ptr = "*fp16", w_ptr = "*fp16", y_ptr = "*fp32", B = "i32", D = "i32" }
-values = { B = 16, D = 1024 }
-constexprs = { BLOCK_B = 16 }
-'''
+SETTINGS = PROJECTION_SETTINGS
 
 
 def _repo(tmp_path: Path, source: str, kernel: str) -> Path:

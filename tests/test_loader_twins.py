@@ -8,6 +8,7 @@ import textwrap
 
 from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.check.kernel_loader import load_bundle
+from projection_kernel import PROJECTION_SETTINGS, projection_def
 
 TWINS = textwrap.dedent('''\
     import os
@@ -26,32 +27,14 @@ TWINS = textwrap.dedent('''\
     else:
         @triton.autotune(configs=CONFIGS, key=["D"])
         @triton.jit
-        def twin_kernel(x_ptr, w_ptr, y_ptr, B, D, BLOCK_B: tl.constexpr, BLOCK_D: tl.constexpr):
-            rb = tl.arange(0, BLOCK_B)
-            rd = tl.program_id(0) * BLOCK_D + tl.arange(0, BLOCK_D)
-            acc = tl.zeros((BLOCK_B, BLOCK_D), dtype=tl.float32)
-            for k in range(0, D, BLOCK_D):
-                rk = k + tl.arange(0, BLOCK_D)
-                x = tl.load(x_ptr + rb[:, None] * D + rk[None, :], mask=rb[:, None] < B, other=0.0)
-                w = tl.load(w_ptr + rk[:, None] * D + rd[None, :])
-                acc += tl.dot(x, w)
-            tl.store(y_ptr + rb[:, None] * D + rd[None, :], acc, mask=rb[:, None] < B)
-
+''') + projection_def("twin_kernel", "    ") + textwrap.dedent('''
 
     def run(x, w, y):
         B, D = x.shape
         twin_kernel[(triton.cdiv(D, 64),)](x, w, y, B, D, BLOCK_B=16)
     ''')
 
-SETTINGS = '''[tool.autotune-rewrite]
-arch = ["sm_120"]
-
-[[tool.autotune-rewrite.kernels]]
-kernel = "proj.py::twin_kernel"
-types = { x_ptr = "*fp16", w_ptr = "*fp16", y_ptr = "*fp32", B = "i32", D = "i32" }
-values = { B = 16, D = 1024 }
-constexprs = { BLOCK_B = 16 }
-'''
+SETTINGS = PROJECTION_SETTINGS.replace("KERNEL", "twin_kernel")
 
 COPY_DEF, DOT_DEF = 11, 17  # the two ``def twin_kernel`` lines
 
