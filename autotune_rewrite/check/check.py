@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite import cache_admin, stopwatch
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check import dtype_retry, launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
+from autotune_rewrite.check.findings import EveryConfigRejected
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
     Plan,
@@ -213,14 +214,20 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
         yield plan
 
 
-def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) -> None:
+def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, retry: bool = True) -> None:
     """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
-    which is also its priority: earlier kernels finish first)."""
+    which is also its priority: earlier kernels finish first). A spec whose assumed dtype every
+    config's compile contradicts is compiled once more with the dtype the compiler named
+    (``dtype_retry``)."""
 
     def configs_done(outcomes) -> None:
         with stopwatch.stage("reports"):
             verdicts = verdicts_of(plan, run.tally(outcomes))
             early = early_report(plan, verdicts, run)
+            again = _retyped_plan(plan, early) if early is not None and retry else None
+            if again is not None:
+                _submit(stream, i, again, run, model, settle, retry=False)
+                return
             if early is not None:
                 settle(i, early)
                 return
@@ -240,6 +247,12 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) ->
         settle(i, report)
 
     stream.add(plan.jobs, configs_done, priority=i)
+
+
+def _retyped_plan(plan: Plan, early: KernelReport) -> Plan | None:
+    rejected = [f for f in early.suspicions if isinstance(f, EveryConfigRejected)]
+    spec = dtype_retry.retyped(plan.spec, rejected[0].error) if rejected else None
+    return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets) if spec is not None else None
 
 
 # --------------------------------------------------------------------------- the command

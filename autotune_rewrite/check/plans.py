@@ -10,6 +10,7 @@ verdicts, ``probes_of`` names the SMEM probes to compile next, ``report_of`` mak
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from autotune_rewrite.check.evidence import (
 from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
 from autotune_rewrite.check.kernel_facts import facts_of
 from autotune_rewrite.check.occupancy import occupancy_of
+from autotune_rewrite.check.resources import triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite, ConfigValue
@@ -213,7 +215,7 @@ def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun
     """The kernel's report when its compiled configs already settle it, before any SMEM probe:
     a global our loading could not provide (nothing judged), or numbers that say the launch spec
     is probably wrong (``spec_sanity``; an SMEM model fitted on them would only mislead)."""
-    unloadable = not_loadable(plan, verdicts)
+    unloadable = not_loadable(plan, verdicts) or api_absent(plan, verdicts)
     if unloadable is not None:
         return unloadable
     try:
@@ -225,6 +227,23 @@ def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun
         return None
     return KernelReport(site=plan.site, spec=plan.spec, verdicts=tuple(verdicts),
                         problem=Problem(Reason.SPEC_PROBABLY_WRONG), suspicions=found, notes=notes_of(plan, verdicts))
+
+
+# How Python words a missing ``tl.X`` (``tl.libdevice`` is gone since Triton 3.0).
+_ABSENT = re.compile(r"module '(triton\.language[\w.]*)' has no attribute '(\w+)'")
+
+
+def api_absent(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
+    """The kernel's report when every config failed on one Triton attribute this Triton lacks:
+    another Triton version's API (reached in a branch the spec takes), not a spec problem."""
+    found = {m.groups() if (m := _ABSENT.search(v.outcome.error or "")) else None for v in verdicts}
+    if len(found) != 1 or None in found or not verdicts:
+        return None
+    ((module, name),) = found
+    first = verdicts[0].outcome
+    return skipped_report(plan.site, Reason.TRITON_MODULE_ABSENT, spec=plan.spec, detail=triton_version(),
+                          missing=(f"{module}.{name}",),
+                          places=(f"{first.error_file}:{first.error_line}" if first.error_file else "",))
 
 
 def not_loadable(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
