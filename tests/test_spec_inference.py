@@ -524,7 +524,7 @@ def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first()
 import triton.language as tl
 
 
-def k(x_ptr, ACT: tl.constexpr, KIND: tl.constexpr, MAXV: tl.constexpr, OTHER: tl.constexpr):
+def k(x_ptr, ACT: tl.constexpr, KIND: tl.constexpr, SCALE: tl.constexpr, MAXV: tl.constexpr, OTHER: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, 16))
     cur = tl.max(x, axis=0)
     y = x * (MAXV / cur)  # derived from data read later in breadth-first order: still arithmetic
@@ -534,13 +534,19 @@ def k(x_ptr, ACT: tl.constexpr, KIND: tl.constexpr, MAXV: tl.constexpr, OTHER: t
         y = 0.5 * y * (1.0 + tl.erf(y * 0.7071067811865476)) + tl.exp(y) * tl.exp(y) - tl.exp(y)
     if KIND != 2:
         y = y + 1
+    if SCALE != 2:
+        y = y + 2
+    else:
+        y = y * 2 + tl.exp(y) * tl.exp(y) + tl.exp(y) - 1
     if OTHER == "a":
         y += 1
     z = helper(y, OTHER)
     tl.store(x_ptr + tl.arange(0, 16), tl.clamp(y, -MAXV, MAXV))
 '''
-    modes = modes_of(source, "k", {"ACT", "KIND", "MAXV", "OTHER"})
-    assert modes == {"ACT": ("gelu", "relu"), "KIND": (2,)}  # OTHER also goes into a helper: not a mode
+    modes = modes_of(source, "k", {"ACT", "KIND", "SCALE", "MAXV", "OTHER"})
+    # OTHER also goes into a helper: not a mode; KIND: "any value but 2" guards the most code,
+    # which no literal names; SCALE: 2 guards more than "any other value".
+    assert modes == {"ACT": ("gelu", "relu"), "SCALE": (2,)}
     assert arithmetic_only(source, "k", {"MAXV"}) == {"MAXV"}
 
 

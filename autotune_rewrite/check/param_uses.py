@@ -195,6 +195,9 @@ def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[st
     return _used_only(kernel_source, kernel, names, dtype_use)
 
 
+_OTHER = object()  # a mode's value that none of the compared literals names
+
+
 def modes_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[str, tuple]:
     """Those of ``names`` the kernel only compares with literals in a test (``if ACTIVATION ==
     "gelu":``, ``elif MODE != 2:``): modes, each value one kernel. Each maps to the values it is
@@ -214,14 +217,19 @@ def modes_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[st
             child, parent = parent, parents.get(id(parent))
         if not (isinstance(parent, (ast.If, ast.IfExp)) and child is parent.test):
             return False
-        guarded = parent.body if isinstance(cmp.ops[0], ast.Eq) else parent.orelse
-        size = sum(1 for stmt in (guarded if isinstance(guarded, list) else [guarded]) for _ in ast.walk(stmt))
         seen = sizes.setdefault(occ.id, {})
-        seen[other.value] = max(seen.get(other.value, 0), size)
+        equal = isinstance(cmp.ops[0], ast.Eq)
+        # ``!= v``: the body runs for any value but v, which no literal names (``_OTHER``).
+        for value, guarded in ((other.value, parent.body if equal else parent.orelse),
+                               *(() if equal else ((_OTHER, parent.body),))):
+            size = sum(1 for stmt in (guarded if isinstance(guarded, list) else [guarded]) for _ in ast.walk(stmt))
+            seen[value] = max(seen.get(value, 0), size)
         return True
 
     found = _used_only(kernel_source, kernel, names, mode_use)
-    return {n: tuple(sorted(sizes[n], key=lambda v: -sizes[n][v])) for n in sorted(found)}
+    ranked = {n: sorted(sizes[n], key=lambda v: -sizes[n][v]) for n in sorted(found)}
+    # When "some other value" guards the most code, no literal gives the largest kernel.
+    return {n: tuple(v for v in values if v is not _OTHER) for n, values in ranked.items() if values[0] is not _OTHER}
 
 
 def _is_dtype(expr: ast.expr) -> bool:
