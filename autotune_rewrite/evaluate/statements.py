@@ -40,8 +40,11 @@ class HelperCalls:
 
     def _bind_params(self, fn: Function, args, kwargs, env) -> None:
         params = fn.node.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-            raise Unresolved("helper with *args/**kwargs")
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            raise Unresolved("helper with *args")
+        if params.star_kwarg is not None:  # ``def prune(configs, named_args, **kwargs)``: Triton's pruner shape
+            plain = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            env[params.star_kwarg.name.value] = {k: v for k, v in kwargs.items() if k not in plain}
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         if len(args) > len(params.posonly_params) + len(params.params):
             raise Unresolved("helper called with too many arguments")
