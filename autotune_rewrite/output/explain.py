@@ -223,10 +223,12 @@ def _(f: rf.TargetEffect) -> str:
     if not f.removed:
         return f"{f.arch}: unchanged, {f.after} config{'s' if f.after != 1 else ''}"
     n = len(f.removed)
-    text = f"{f.arch}: {n} config{'s' if n != 1 else ''} removed ({f.before} -> {f.after})"
+    removed = f"{n} config{'s' if n != 1 else ''} removed"
     if f.launchable_removed:
-        return text + f", {f.launchable_removed} of them launched there (the variant keeps fewer)"
-    return text + ", none of which could launch there"
+        return (f"{f.arch}: {removed} ({f.before} -> {f.after}), {f.launchable_removed} of which launched there "
+                "(the variant keeps fewer)")
+    return (f"{f.arch}: every config that launches there is kept ({f.after}); {removed}, "
+            f"{'it' if n == 1 else 'they'} cannot launch there")
 
 
 @fact.register
