@@ -118,3 +118,16 @@ def test_pr_body_states_the_effect_per_target(tmp_path, cache):
     assert "pruned on this GPU by the device guard" in text
     branch = git(root, "branch", "--list", "autotune-rewrite/*").strip()
     assert branch.endswith("autotune-rewrite/sm_120+sm_90/gemm_kernel-prune")
+
+
+def test_no_guard_is_composed_with_a_pruner_the_scan_cannot_run(tmp_path, cache):
+    def edit(text: str) -> str:
+        text = text.replace("@triton.autotune(", "def _by_size(configs, named_args, **kwargs):\n"
+                            '    return [c for c in configs if c.kwargs["BLOCK_M"] <= named_args["M"]]\n\n\n'
+                            "@triton.autotune(", 1)
+        return text.replace('key=["M", "N", "K"],', 'key=["M", "N", "K"],\n    prune_configs_by={"early_config_prune": _by_size},')
+
+    root = _repo(tmp_path, edit)
+    proc = cli("diff", "--variant", "prune", "--check", *FLEET, ".", cwd=root, cache=cache)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "early_config_prune `_by_size` cannot be run statically" in proc.stderr

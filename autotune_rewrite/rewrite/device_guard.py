@@ -72,6 +72,13 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
                    and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == KEY), None)
         if el is not None:  # compose: ours first, then theirs on what is left
             previous = pf.code(el.value)
+            if KEY not in (site.configs_origin or ""):
+                # The scan could not run theirs (it reads the launch's arguments, say), so check
+                # could not see ours either: a guard nobody can verify is not emitted.
+                raise UserError(f"{site.path}:{site.line}: {site.kernel}'s early_config_prune `{previous}` cannot "
+                                "be run statically, so check could not confirm a device guard composed with it; "
+                                f"prune the configs that cannot launch on {', '.join(_guarded_archs(decision))} "
+                                "inside it, or drop them with --arch naming only those targets")
             if not _IDENT.match(previous):
                 previous = f"({previous})"
             s, e = pf.offsets(el.value)
@@ -85,6 +92,10 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
     text = _helper_text(pf, decision, table, helper, triton, quote, previous, triton_version)
     at = _insert_at(pf, call)
     return [Edit(at, at, text, why), *arg_edits]
+
+
+def _guarded_archs(decision: Decision) -> list[str]:
+    return list(dict.fromkeys(a for g in decision.guarded for a in g.archs))
 
 
 def _triton_version() -> str:
