@@ -104,7 +104,8 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         for line in explain.explanation(d):
             err.print(f"  - {escape(line)}", markup=True)
         if len(d.targets) > 1 or d.guarded:  # the fleet: what each target's autotuner times now
-            for f in (*fleet.effects(d, kr.reports)[0], *fleet.effects(d, kr.reports)[1]):
+            per_target, per_spec = fleet.effects(d, kr.reports)
+            for f in (*per_target, *per_spec):
                 err.print(f"  - {escape(explain.fact(f))}", markup=True)
         for r in kr.reports:  # what the verdicts behind this decision rest on
             if r.spec is not None and r.spec.assumptions:

@@ -53,45 +53,46 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
     """Edits adding the guard for ``decision.guarded`` to the site's file ([] when none)."""
     if not decision.guarded:
         return []
-    triton_version = _triton_version()
     _refuse_ambiguous(site, decision)
     triton = _triton_name(pf)
     taken = _bound_names(pf)
     stem = site.kernel.lstrip("_") or "kernel"
+    if site.ident_line is not None:  # twin defs of one name: a guard each
+        stem += f"_l{site.ident_line}"
     table = _free(f"_{stem.upper()}_CANNOT_LAUNCH", taken)
     helper = _free(f"_prune_{stem}", taken)
     quote = config_text.quote_char(pf, pf.offsets(call)[0])
     why = f"guard {len(decision.guarded)} config(s) of {site.kernel} per target"
-
-    prune = autotune_arg(call, "prune_configs_by")
-    previous, arg_edits = None, []
-    if prune is None:
-        arg_edits = Sequence(pf, call).append([f"prune_configs_by={{{quote}{KEY}{quote}: {helper}}}"], why)
-    elif isinstance(prune.value, cst.Dict):
-        el = next((e for e in prune.value.elements if isinstance(e, cst.DictElement)
-                   and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == KEY), None)
-        if el is not None:  # compose: ours first, then theirs on what is left
-            previous = pf.code(el.value)
-            if KEY not in (site.configs_origin or ""):
-                # The scan could not run theirs (it reads the launch's arguments, say), so check
-                # could not see ours either: a guard nobody can verify is not emitted.
-                raise UserError(f"{site.path}:{site.line}: {site.kernel}'s early_config_prune `{previous}` cannot "
-                                "be run statically, so check could not confirm a device guard composed with it; "
-                                f"prune the configs that cannot launch on {', '.join(_guarded_archs(decision))} "
-                                "inside it, or drop them with --arch naming only those targets")
-            if not _IDENT.match(previous):
-                previous = f"({previous})"
-            s, e = pf.offsets(el.value)
-            arg_edits = [Edit(s, e, helper, why)]
-        else:
-            arg_edits = [_dict_insert(pf, prune.value, f"{quote}{KEY}{quote}: {helper}", why)]
-    else:
-        raise UserError(f"{site.path}:{site.line}: prune_configs_by is `{pf.code(prune.value)}`, not a literal dict; "
-                        f"the device guard for {site.kernel} cannot be composed with it (write it as a dict)")
-
-    text = _helper_text(pf, decision, table, helper, triton, quote, previous, triton_version)
+    previous, arg_edits = _prune_argument(pf, site, decision, call, helper, quote, why)
+    text = _helper_text(pf, decision, table, helper, triton, quote, previous, _triton_version())
     at = _insert_at(pf, call)
     return [Edit(at, at, text, why), *arg_edits]
+
+
+def _prune_argument(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cst.Call, helper: str,
+                    quote: str, why: str) -> tuple[str | None, list[Edit]]:
+    """(the early pruner ours must call after it, or None; the edits naming ours in
+    ``prune_configs_by``, whose other keys stay as written)."""
+    prune = autotune_arg(call, "prune_configs_by")
+    if prune is None:
+        return None, Sequence(pf, call).append([f"prune_configs_by={{{quote}{KEY}{quote}: {helper}}}"], why)
+    if not isinstance(prune.value, cst.Dict):
+        raise UserError(f"{site.path}:{site.line}: prune_configs_by is `{pf.code(prune.value)}`, not a literal dict; "
+                        f"the device guard for {site.kernel} cannot be composed with it (write it as a dict)")
+    el = next((e for e in prune.value.elements if isinstance(e, cst.DictElement)
+               and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == KEY), None)
+    if el is None:
+        return None, [_dict_insert(pf, prune.value, f"{quote}{KEY}{quote}: {helper}", why)]
+    previous = pf.code(el.value)  # compose: ours first, then theirs on what is left
+    if KEY not in (site.configs_origin or ""):
+        # The scan could not run theirs (it reads the launch's arguments, say), so check could
+        # not see ours either: a guard nobody can verify is not emitted.
+        raise UserError(f"{site.path}:{site.line}: {site.kernel}'s early_config_prune `{previous}` cannot "
+                        "be run statically, so check could not confirm a device guard composed with it; "
+                        f"prune the configs that cannot launch on {', '.join(_guarded_archs(decision))} "
+                        "inside it, or drop them with --arch naming only those targets")
+    s, e = pf.offsets(el.value)
+    return (previous if _IDENT.match(previous) else f"({previous})"), [Edit(s, e, helper, why)]
 
 
 def _guarded_archs(decision: Decision) -> list[str]:
