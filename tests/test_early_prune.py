@@ -79,3 +79,29 @@ def test_a_pruner_reading_launch_arguments_leaves_the_configs_as_written(tmp_pat
 def test_config_fields_left_out_read_as_tritons_defaults(tmp_path):
     site = _sites(tmp_path)["default_fields"]
     assert _labels(site.configs) == ["BLOCK=64 w4 s3"]  # num_stages unset = 3, as triton.Config has it
+
+
+def test_a_capability_pruner_with_star_args_is_run_per_target(tmp_path):
+    """The shape a serving engine writes (lmdeploy's fused MoE): slices of one list by capability."""
+    (tmp_path / "moe.py").write_text('''\
+import torch
+import triton
+import triton.language as tl
+
+
+def _prune(config: list, *args, **kwargs):
+    cap = torch.cuda.get_device_capability()
+    if cap[0] >= 9:
+        return config[:1]
+    return config[1:]
+
+
+@triton.autotune(configs=[triton.Config({"B": 128}, num_stages=4), triton.Config({"B": 64}, num_stages=2)],
+                 key=[], prune_configs_by=dict(early_config_prune=_prune))
+@triton.jit
+def moe(x, B: tl.constexpr):
+    pass
+''')
+    (site,) = scan(tmp_path, jobs=1, settings=Settings.find(tmp_path).with_arch(["sm_90", "sm_80"])).sites
+    assert {e.targets: _labels(e.configs) for e in site.configs_by_target} == {
+        ("sm_90",): ["B=128 w4 s4"], ("sm_80",): ["B=64 w4 s2"]}

@@ -27,7 +27,10 @@ class LaunchArguments(dict):
 
 
 def pruner_node(prune: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """The ``early_config_prune`` value of a literal ``prune_configs_by`` dict, else None."""
+    """The ``early_config_prune`` value of a literal ``prune_configs_by`` dict (``{...}`` or
+    ``dict(early_config_prune=...)``), else None."""
+    if isinstance(prune, cst.Call) and isinstance(prune.func, cst.Name) and prune.func.value == "dict":
+        return next((a.value for a in prune.args if a.keyword is not None and a.keyword.value == KEY), None)
     if not isinstance(prune, cst.Dict):
         return None
     for el in prune.elements:

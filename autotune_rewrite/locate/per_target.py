@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
 from autotune_rewrite.evaluate.device import TargetQuery
-from autotune_rewrite.locate.early_prune import pruned
+from autotune_rewrite.locate.early_prune import KEY, pruned
 from autotune_rewrite.model import ConfigValue, TargetConfigs
 from autotune_rewrite.targets import Target
 
@@ -86,6 +86,14 @@ def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None, 
         except Unresolved as exc:
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
+    if prune is not None and not any(KEY in (g.origin or "") for g in groups):
+        # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
+        # target: the configs are as written, and the same everywhere unless they ask too.
+        try:
+            ev, configs = _once(pm, node, resolve_for(neutral), neutral)
+            return Resolution(configs, ", ".join(ev.origin) or "literal list")
+        except Unresolved:
+            pass
     names = " / ".join(", ".join(g.targets) for g in groups)
     return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups))
 
