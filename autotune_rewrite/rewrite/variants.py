@@ -148,11 +148,6 @@ class Decision:
         originals = self.site.configs or ()
         return [c.kept for c in self.configs] != list(range(len(originals)))
 
-    @property
-    def changes(self) -> bool:
-        """The rewrite edits something: the config list, or a device guard to add."""
-        return self.changes_configs or bool(self.guarded)
-
 
 class _Facts:
     """Verdicts grouped by config, over every (spec, target) pair the reports cover."""
