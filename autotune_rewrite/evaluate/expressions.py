@@ -151,6 +151,12 @@ class Evaluator(HelperCalls):
             prefix = pm.module_name + "."
             if fq.startswith(prefix) and "." not in fq[len(prefix):]:
                 return self.module_value(pm, fq[len(prefix):])
+            if fq.startswith(prefix):  # ``_TABLE.get``: an attribute of a module-level value
+                head, *rest = fq[len(prefix):].split(".")
+                value = self.module_value(pm, head)
+                for attr in rest:
+                    value = attribute(value, attr)
+                return value
         fq = sorted(names)[0]
         if fq.startswith("builtins."):
             raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
@@ -340,10 +346,16 @@ class Evaluator(HelperCalls):
 
     def _e_Call(self, pm, n, env):
         fn = self.eval(pm, n.func, env)
-        if any(a.star for a in n.args):
-            raise Unresolved(f"`{short(pm, n)}` passes *args/**kwargs")
-        args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None]
+        if any(a.star == "*" for a in n.args):
+            raise Unresolved(f"`{short(pm, n)}` passes *args")
+        args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None and not a.star]
         kwargs = {a.keyword.value: self.eval(pm, a.value, env) for a in n.args if a.keyword is not None}
+        for a in n.args:  # ``f(configs, named_args, **kwargs)``: a pruner handing its keywords on
+            if a.star == "**":
+                more = self.eval(pm, a.value, env)
+                if not isinstance(more, dict) or not all(isinstance(k, str) for k in more):
+                    raise Unresolved(f"`{short(pm, n)}` passes **{short(pm, a.value)}, not a dict of names")
+                kwargs.update(more)
         if fn == CONFIG_MARKER:
             return self._config(pm, n, args, kwargs)
         if isinstance(fn, Builtin):

@@ -40,11 +40,15 @@ class HelperCalls:
 
     def _bind_params(self, fn: Function, args, kwargs, env) -> None:
         params = fn.node.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None:
-            raise Unresolved("helper with *args/**kwargs")
-        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
-        if len(args) > len(params.posonly_params) + len(params.params):
+        positional = len(params.posonly_params) + len(params.params)
+        if isinstance(params.star_arg, cst.Param):  # ``def prune(configs, *args, **kwargs)``
+            env[params.star_arg.name.value] = tuple(args[positional:])
+        elif len(args) > positional:
             raise Unresolved("helper called with too many arguments")
+        if params.star_kwarg is not None:  # ``def prune(configs, named_args, **kwargs)``: Triton's pruner shape
+            plain = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            env[params.star_kwarg.name.value] = {k: v for k, v in kwargs.items() if k not in plain}
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         for i, p in enumerate(plist):
             name = p.name.value
             if i < len(args) and p not in params.kwonly_params:

@@ -42,3 +42,8 @@ def runtime_binding(name: str, test: str) -> str:
 
 def not_bound_on_branch(name: str, test: str, taken: bool) -> str:
     return f"`{name}` is not bound when `{test}` is {taken}"
+
+
+def launch_arguments(name: str) -> str:
+    """A pruner reading the launch's own arguments (``named_args["N"]``)."""
+    return f"`named_args[{name!r}]` is a launch argument, only known at run time"

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
 from autotune_rewrite.evaluate.device import TargetQuery
+from autotune_rewrite.locate.early_prune import KEY, pruned
 from autotune_rewrite.model import ConfigValue, TargetConfigs
 from autotune_rewrite.targets import Target
 
@@ -41,16 +42,22 @@ class Resolution:
     by_target: tuple[TargetConfigs, ...] = ()
 
 
-def _once(pm, node, resolve, answers: Answers) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
+def _value(ev: Evaluator, pm, node, prune) -> tuple[ConfigValue, ...]:
+    """``configs=`` as the autotuner times it: after the site's early pruner (``early_prune``)."""
+    return to_configs(pruned(ev, pm, prune, evaluate(ev, pm, node)))
+
+
+def _once(pm, node, resolve, answers: Answers, prune=None) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
     ev = Evaluator(resolve=resolve, answers=answers)
-    return ev, to_configs(evaluate(ev, pm, node))
+    return ev, _value(ev, pm, node, prune)
 
 
-def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None) -> Resolution:
-    """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target."""
+def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None, prune=None) -> Resolution:
+    """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target.
+    ``prune``: the site's ``prune_configs_by=`` expression (its early pruner is applied)."""
     if context is None:
         try:
-            ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS)
+            ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS, prune)
         except Pending as exc:
             return Resolution(reason=f"configs {exc}", pending=exc.fq)
         except TargetQuery as exc:
@@ -61,7 +68,7 @@ def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None) 
     resolve_for = context.resolve_with or (lambda answers: resolve)
     neutral = DEFAULT_ANSWERS.for_target(None, context.env)
     try:
-        ev, configs = _once(pm, node, resolve_for(neutral), neutral)
+        ev, configs = _once(pm, node, resolve_for(neutral), neutral, prune)
         return Resolution(configs, ", ".join(ev.origin) or "literal list")
     except Pending as exc:
         return Resolution(reason=f"configs {exc}", pending=exc.fq)
@@ -74,11 +81,19 @@ def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None) 
         answers = DEFAULT_ANSWERS.for_target(target, context.env)
         ev = Evaluator(resolve=resolve_for(answers), answers=answers)
         try:
-            entry = TargetConfigs((target.name,), to_configs(evaluate(ev, pm, node)),
+            entry = TargetConfigs((target.name,), _value(ev, pm, node, prune),
                                   ", ".join(ev.origin) or "literal list", None, tuple(ev.queries))
         except Unresolved as exc:
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
+    if prune is not None and not any(KEY in (g.origin or "") for g in groups):
+        # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
+        # target: the configs are as written, and the same everywhere unless they ask too.
+        try:
+            ev, configs = _once(pm, node, resolve_for(neutral), neutral)
+            return Resolution(configs, ", ".join(ev.origin) or "literal list")
+        except Unresolved:
+            pass
     names = " / ".join(", ".join(g.targets) for g in groups)
     return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups))
 
