@@ -263,6 +263,9 @@ def check(
     on_report: OnReport | None = None,
     changed_since: str | None = None,
     env: Sequence[tuple[str, str]] = (),
+    executor: str | None = None,
+    address: str | None = None,
+    fallback: str | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -281,7 +284,7 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or Settings.find(path)).with_env(env)
+    settings = (settings or Settings.find(path)).with_env(env).with_executor(executor, address, fallback)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
@@ -295,7 +298,7 @@ def check(
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
-    run = CompileRun(workers, cache_dir, use_cache, progress)
+    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm())
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     selection = None
@@ -349,6 +352,10 @@ def check(
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
     reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)
+    if run.farm_events:
+        from autotune_rewrite.output.farm import farm_warnings  # words live in output/
+
+        warnings.extend(farm_warnings(run.farm_events))
     if use_cache:  # a shared CI cache stays under its limit: least recently used entries go first
         with stopwatch.stage("cache trim"):
             cache_admin.trim(cache_dir or default_cache_dir(), cache_limit)

@@ -17,6 +17,7 @@ from pathlib import Path
 from autotune_rewrite import tempdirs
 from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
 from autotune_rewrite.check.bundle_cache import lookup
+from autotune_rewrite.check.compile_farm import FarmChoice, FarmEvent
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.check.compile_stream import CompileStream
 from autotune_rewrite.check.evidence import (
@@ -132,8 +133,11 @@ def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> Con
 class CompileRun:
     """The jobs of one run, compiled together (one pool, one cache lookup)."""
 
-    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None):
+    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None,
+                 farm: FarmChoice | None = None):
         self.workers = workers
+        self.farm = farm  # compile the misses on a Dask cluster (``compile_farm``) instead of the local pool
+        self.farm_events: list[FarmEvent] = []
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.progress = progress
@@ -145,6 +149,12 @@ class CompileRun:
     def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
         if not jobs:
             return []
+        if self.farm is not None:  # the stream owns the farm's connection, retries and events
+            got: list[CompileOutcome] = []
+            with self.stream() as stream:
+                stream.add(jobs, got.extend)
+                stream.drain()
+            return self.tally(got)
         if self.use_cache:
             outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
         else:
@@ -164,7 +174,9 @@ class CompileRun:
         ``tally`` the outcomes they get."""
         with contextlib.ExitStack() as stack:
             cache = self.cache_dir if self.use_cache else stack.enter_context(tempdirs.temp_dir("nocache"))
-            yield stack.enter_context(CompileStream(self.workers, cache, self.progress))
+            stream = stack.enter_context(CompileStream(self.workers, cache, self.progress, self.farm))
+            stack.callback(lambda: self.farm_events.extend(stream.farm_events))
+            yield stream
 
 
 # --------------------------------------------------------------------------- per kernel
