@@ -35,6 +35,7 @@ from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: 
     kernel_bundle,
     make_plan,
     early_report,
+    likely_probe_jobs,
     probes_of,
     report_of,
     resolve_targets,
@@ -215,9 +216,12 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
 
 def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) -> None:
     """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
-    which is also its priority: earlier kernels finish first)."""
+    which is also its priority: earlier kernels finish first). The probes that every config
+    compiling would ask for are queued with the configs (``likely_probe_jobs``)."""
+    answered = []
 
     def configs_done(outcomes) -> None:
+        answered.append(True)
         with stopwatch.stage("reports"):
             verdicts = verdicts_of(plan, run.tally(outcomes))
             early = early_report(plan, verdicts, run)
@@ -240,6 +244,12 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) ->
         settle(i, report)
 
     stream.add(plan.jobs, configs_done, priority=i)
+    if model and not answered:  # not all cached: start the likely probes now, not after the slowest config
+        try:
+            likely = likely_probe_jobs(plan)
+        except Exception:  # noqa: BLE001 - only a head start: configs_done asks again and reports a bug
+            likely = []
+        stream.add(likely, lambda _: None, priority=i)
 
 
 # --------------------------------------------------------------------------- the command

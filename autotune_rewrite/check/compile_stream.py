@@ -64,6 +64,7 @@ class CompileStream:
         self._waiters: dict[str, list[tuple[_Batch, int]]] = {}  # key -> (batch, index) waiting on it
         self._queue: list[tuple[int, int, int, str]] = []  # (priority, -cost, seq, key) not yet submitted
         self._jobs: dict[str, CompileJob] = {}  # key -> the job compiled for it
+        self._fresh: dict[str, CompileOutcome] = {}  # key -> compiled in this run: not "cached" when asked again
         self._inflight: dict = {}  # future -> (key, on the farm)
         self._priority: dict[str, tuple[int, int]] = {}  # key -> its queue place, to requeue a lost job
         self._ready: list[_Batch] = []  # complete batches whose callbacks have not run yet
@@ -105,6 +106,10 @@ class CompileStream:
             key = job_key(job, toolchain)
             if key in self._waiters:  # the same job is already on its way
                 self._waiters[key].append((batch, i))
+                continue
+            if key in self._fresh:  # compiled earlier in this run (a probe started with the configs)
+                fresh = self._fresh[key]
+                self._fill(batch, i, fresh if job is fresh.job else dataclasses.replace(fresh, job=job))
                 continue
             hit = self.cache.get(key, job)
             if hit is not None:
@@ -277,6 +282,7 @@ class CompileStream:
     def _finish(self, key: str, outcome: CompileOutcome, store: bool = True) -> None:
         if store:
             self.cache.put(key, outcome)
+            self._fresh[key] = outcome
         for batch, i in self._waiters.pop(key):
             job = batch.jobs[i]
             self._fill(batch, i, outcome if job is outcome.job else dataclasses.replace(outcome, job=job))

@@ -221,6 +221,19 @@ def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list
     return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
 
 
+def likely_probe_jobs(plan: Plan) -> list[CompileJob]:
+    """The probe jobs ``probes_of`` asks for when every config compiles: queued beside the
+    configs, the probe round no longer waits for the kernel's slowest config (the last kernel's
+    probes were a serial tail of every run). A kernel whose configs fail, or that is settled
+    early, wastes these few compiles; the probes it does need still follow its configs."""
+    per_target = len(plan.configs)
+    jobs = []
+    for t, target in enumerate(plan.targets):
+        pairs = list(zip(plan.configs, plan.jobs[t * per_target:(t + 1) * per_target]))
+        jobs += [p.job for p in smem_probe.probes_from(plan.site, plan.spec, pairs)]
+    return jobs
+
+
 def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun") -> KernelReport | None:
     """The kernel's report when its compiled configs already settle it, before any SMEM probe:
     a global our loading could not provide (nothing judged), or numbers that say the launch spec
