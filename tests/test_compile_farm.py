@@ -71,7 +71,8 @@ def test_the_farm_gives_the_local_verdicts_into_the_same_cache(cluster, repo, tm
 
 
 def _cli(repo: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1",
+    # No heartbeat lines (a loaded CI machine prints one every 10 s): stderr is then just the verdict.
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", AUTOTUNE_REWRITE_HEARTBEAT_S="0",
                DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT="1s")
     env["PYTHONPATH"] = pythonpath(env=env)
     return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--kernel", TRANSPOSE, *args],
@@ -101,6 +102,51 @@ def test_a_bad_executor_setting_is_exit_2_naming_the_key(repo, tmp_path):
     assert "check.executr is not a known key; did you mean 'executor'?" in out.stderr
     no_address = _cli(repo, tmp_path / "cache", "--executor", "dask")
     assert no_address.returncode == 2 and "--address tcp://HOST:8786" in no_address.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_scheduler_lost_mid_run_leaves_the_rest_to_the_local_pool(tmp_path):
+    import dask
+
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                  "--port", address.rsplit(":", 1)[1], "--dashboard-address", ":0", "--no-show"], **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                               "--no-dashboard"], **quiet)
+    with Client(address, timeout=120, set_as_default=False) as client:  # both started (slow on a busy machine)
+        client.wait_for_workers(1, timeout=120)
+    jobs = [job(b, w) for b in (64, 128, 256) for w in (1, 2)]
+    stopped: list[bool] = []
+
+    def stop_scheduler(done: int, total: int) -> None:
+        if done >= 1 and not stopped:
+            stopped.append(True)
+            scheduler.kill()
+
+    got: list = []
+    try:
+        # The client waits this long for a lost scheduler to come back before giving its jobs up.
+        with dask.config.set({"distributed.comm.timeouts.connect": "5s"}):
+            with CompileStream(workers=2, cache_dir=tmp_path, progress=stop_scheduler,
+                               farm=FarmChoice(address, fallback="local")) as stream:
+                stream.add(jobs, got.extend)
+                stream.drain()
+                events = list(stream.farm_events)
+    finally:
+        for proc in (worker, scheduler):
+            proc.kill()
+            proc.wait(timeout=30)
+    assert stopped and [o.error for o in got] == [None] * 6
+    assert [e.kind for e in events] == ["lost"] and 1 <= events[0].jobs <= 5
+    assert len(_entries(tmp_path)) == 6  # what the farm finished, and what the local pool did after
 
 
 def _worker_pids(address: str) -> dict[str, int]:
@@ -149,3 +195,23 @@ def test_a_job_that_kills_its_workers_ends_on_the_local_pool_as_a_crash(cluster,
     assert got["a"][1].error is None and got["a"][1].registers
     assert [e.kind for e in events] == ["job_lost"] and "KilledWorker" in events[0].detail
     assert len(_entries(tmp_path)) == 1  # the crash is not cached
+
+
+class _Cluster:
+    """What ``connect`` reads of a cluster: each worker's answer to ``worker_facts``."""
+
+    def __init__(self, **changed):
+        self.changed = changed
+
+    def run(self, fn, capabilities):
+        return {"tcp://10.0.0.5:4001": {**fn(capabilities), **self.changed}}
+
+
+def test_a_worker_with_another_toolchain_is_refused_naming_it():
+    from autotune_rewrite.check.compile_farm import _check_workers
+    from autotune_rewrite.errors import UserError
+
+    _check_workers("tcp://farm:8786", _Cluster(), (120,))  # the same versions: accepted
+    with pytest.raises(UserError, match=r"Dask worker tcp://10.0.0.5:4001 \(scheduler tcp://farm:8786\) has "
+                                        r"triton 3.5.1, this run 3\.\d.*install the same versions"):
+        _check_workers("tcp://farm:8786", _Cluster(triton="3.5.1"), (120,))

@@ -28,6 +28,7 @@ Nothing here is imported unless ``--executor dask`` is asked for; ``distributed`
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -119,6 +120,13 @@ class Farm:
     def __init__(self, client, address: str):
         self.client = client
         self.address = address
+        # Dask logs a lost connection as tracebacks on stderr; the run says it once, in its summary
+        # (output/farm.py), so its stderr stays the tool's own while the farm is in use.
+        # Dask's records (``distributed.client`` too) reach stderr through the handlers it puts on
+        # the ``distributed`` logger: those are turned down, not the records' own loggers.
+        self._handlers = [(h, h.level) for h in logging.getLogger("distributed").handlers]
+        for handler, _ in self._handlers:
+            handler.setLevel(logging.CRITICAL)
         self._executor = client.get_executor(pure=False)
         self._slots = 0
         self._slots_at = 0.0
@@ -144,6 +152,8 @@ class Farm:
             self._executor.shutdown(wait=False)
         with contextlib.suppress(Exception):
             self.client.close(timeout=2 if abort else 10)
+        for handler, level in self._handlers:
+            handler.setLevel(level)
 
 
 def same_toolchain(outcome: CompileOutcome) -> bool:

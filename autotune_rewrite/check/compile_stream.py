@@ -268,7 +268,7 @@ class CompileStream:
             for future, key in stranded:
                 del self._inflight[future]
                 lost.append((key, "the scheduler was lost"))
-            self.farm_events.append(FarmEvent("lost", farm.address, lost[0][1], len(lost)))
+            self.farm_events.append(FarmEvent("lost", farm.address, "the scheduler stopped answering", len(lost)))
             farm.close(abort=True)
             self._farm, self._farm_choice = None, None
         else:
