@@ -18,6 +18,7 @@ from pathlib import Path
 from autotune_rewrite import tempdirs
 from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
 from autotune_rewrite.check.bundle_cache import lookup
+from autotune_rewrite.check.compile_farm import FarmChoice, FarmEvent
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.check.compile_stream import CompileStream
 from autotune_rewrite.check.evidence import (
@@ -134,8 +135,11 @@ def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> Con
 class CompileRun:
     """The jobs of one run, compiled together (one pool, one cache lookup)."""
 
-    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None):
+    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None,
+                 farm: FarmChoice | None = None):
         self.workers = workers
+        self.farm = farm  # compile the misses on a Dask cluster (``compile_farm``) instead of the local pool
+        self.farm_events: list[FarmEvent] = []
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.progress = progress
@@ -147,6 +151,12 @@ class CompileRun:
     def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
         if not jobs:
             return []
+        if self.farm is not None:  # the stream owns the farm's connection, retries and events
+            got: list[CompileOutcome] = []
+            with self.stream() as stream:
+                stream.add(jobs, got.extend)
+                stream.drain()
+            return self.tally(got)
         if self.use_cache:
             outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
         else:
@@ -166,7 +176,9 @@ class CompileRun:
         ``tally`` the outcomes they get."""
         with contextlib.ExitStack() as stack:
             cache = self.cache_dir if self.use_cache else stack.enter_context(tempdirs.temp_dir("nocache"))
-            yield stack.enter_context(CompileStream(self.workers, cache, self.progress))
+            stream = stack.enter_context(CompileStream(self.workers, cache, self.progress, self.farm))
+            stack.callback(lambda: self.farm_events.extend(stream.farm_events))
+            yield stream
 
 
 # --------------------------------------------------------------------------- per kernel
@@ -209,6 +221,19 @@ def notes_of(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> tuple[Note, ...]:
 def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list:
     """(i, target, probe) for every SMEM probe one plan needs, compiled once its configs are."""
     return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
+
+
+def likely_probe_jobs(plan: Plan) -> list[CompileJob]:
+    """The probe jobs ``probes_of`` asks for when every config compiles: queued beside the
+    configs, the probe round no longer waits for the kernel's slowest config (the last kernel's
+    probes were a serial tail of every run). A kernel whose configs fail, or that is settled
+    early, wastes these few compiles; the probes it does need still follow its configs."""
+    per_target = len(plan.configs)
+    jobs = []
+    for t, target in enumerate(plan.targets):
+        pairs = list(zip(plan.configs, plan.jobs[t * per_target:(t + 1) * per_target]))
+        jobs += [p.job for p in smem_probe.probes_from(plan.site, plan.spec, pairs)]
+    return jobs
 
 
 def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun") -> KernelReport | None:

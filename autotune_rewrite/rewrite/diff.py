@@ -142,6 +142,7 @@ def run_rewrites(
     changed_since: str | None = None,
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
+    executor: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -156,7 +157,7 @@ def run_rewrites(
     from autotune_rewrite.settings import Settings
 
     path = Path(path)
-    settings = Settings.find(path).with_env(env)
+    settings = Settings.find(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
