@@ -206,7 +206,7 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
             continue
         try:
             with stopwatch.stage("plans"):
-                plan = make_plan(site, spec, bundle, site.configs, targets)
+                plan = make_plan(site, spec, bundle, site.configs, targets, stop_early=run.stop_early)
         except Exception as exc:  # noqa: BLE001
             yield internal_report(site, spec, exc, "building the compile jobs", run)
             continue
@@ -263,6 +263,7 @@ def check(
     on_report: OnReport | None = None,
     changed_since: str | None = None,
     env: Sequence[tuple[str, str]] = (),
+    full: bool = False,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -274,7 +275,9 @@ def check(
     nothing else (no pointer dtypes, no int divisibility). ``on_report``: called with each
     kernel's report as soon as it is final (completion order); the result holds them in the
     scan's order. ``changed_since``: judge only the sites whose inputs changed between that git
-    ref and the working tree (``changed``); a ref that names no commit is a UserError."""
+    ref and the working tree (``changed``); a ref that names no commit is a UserError. ``full``:
+    compile every config to the cubin; by default a config whose shared memory is over every
+    judged target's limit stops there (``early_smem``: registers not compiled, cannot launch)."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -295,7 +298,7 @@ def check(
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
-    run = CompileRun(workers, cache_dir, use_cache, progress)
+    run = CompileRun(workers, cache_dir, use_cache, progress, stop_early=not full)
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     selection = None
