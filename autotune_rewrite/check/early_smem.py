@@ -96,7 +96,10 @@ def allocated_from_text(ttgir: str, capability: int) -> EarlySmem | None:
         return None
     from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
-    from triton.backends.nvidia.compiler import CUDABackend, get_ptx_version_from_options
+    from triton.backends.nvidia.compiler import (
+        CUDABackend,
+        get_ptx_version_from_options,
+    )
 
     backend = CUDABackend(GPUTarget("cuda", capability, 32))
     context = ir.context()
