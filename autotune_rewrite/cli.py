@@ -225,6 +225,7 @@ def check(
     executor: ExecutorOption = None,
     address: AddressOption = None,
     fallback: FallbackOption = None,
+    full: bool = typer.Option(False, "--full", help="Compile every config to the cubin. By default a config whose shared memory is over the limit of every target stops there (registers not compiled: cannot launch)."),
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
@@ -240,7 +241,8 @@ def check(
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
                                changed_since=changed_since, on_report=check_out.print_kernel if streamed else None,
-                               env=_env_values(env), executor=executor, address=address, fallback=fallback)
+                               env=_env_values(env), executor=executor, address=address, fallback=fallback,
+                               full=full)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

@@ -66,7 +66,9 @@ def test_sm120_rejects_both_block_t_32_configs_with_exact_smem(both):
     for warps in (4, 8):
         dead = rows[(32, warps)]
         assert dead["shared_bytes"] == 106496 and not dead["launchable"] and dead["blocks_per_sm"] == 0
-        assert dead["reason"] == "shared memory 106,496 B > 101,376 B opt-in limit of sm_120, over by 5,120 B"
+        assert dead["reason"] == ("shared memory 106,496 B > 101,376 B opt-in limit of sm_120, over by 5,120 B "
+                                  "(registers not compiled: cannot launch)")
+        assert dead["stopped_early"] and dead["registers"] is None  # the staged compile stopped at SMEM
     # The stale BLOCK_H=32 build: BLOCK_T=16 fits (with spills), BLOCK_T=32 does not.
     stale = _rows(both, "BLOCK_H=32", "sm_120")
     assert stale[(16, 4)]["shared_bytes"] == 80896 and stale[(16, 4)]["launchable"]

@@ -129,9 +129,11 @@ def test_check_gives_every_kernel_its_outcome(repo, cache):
     assert [c["launchable"] for c in good["configs"]] == [True, False]
     assert good["configs"][1]["reason_code"] == "shared_memory" and good["configs"][1]["shared_bytes"] == 131072
     # The human reason and, beside it, the same limit as data.
+    # Over the limit, the compile stopped at its shared memory (the staged compile): no registers.
     assert good["configs"][1]["refusal"] == {"kind": "smem_over_optin", "arch": "sm_120", "shared_bytes": 131072,
-                                             "static_bytes": 0, "limit": 101376}
-    assert good["configs"][1]["reason"] == "shared memory 131,072 B > 101,376 B opt-in limit of sm_120, over by 29,696 B"
+                                             "static_bytes": 0, "limit": 101376, "registers_compiled": False}
+    assert good["configs"][1]["reason"] == ("shared memory 131,072 B > 101,376 B opt-in limit of sm_120, over by "
+                                            "29,696 B (registers not compiled: cannot launch)")
     assert good["configs"][0]["refusal"] is None and good["configs"][0]["reason"] is None
     assert kernels["needspec_kernel"]["problem"]["missing"] == ["x_ptr", "n"]
     assert kernels["unresolved_kernel"]["problem"]["reason"] == "configs_unresolved"

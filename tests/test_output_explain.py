@@ -112,7 +112,7 @@ def test_facts_are_json_with_their_kind():
     json.dumps(data)
     assert data["kind"] == "dropped" and data["reason"] == "cannot_launch"
     assert data["refused"][0]["refusal"] == {"arch": "sm_120", "shared_bytes": 104_704, "static_bytes": 0,
-                                              "limit": 101_376, "kind": "smem_over_optin"}
+                                              "limit": 101_376, "registers_compiled": True, "kind": "smem_over_optin"}
     assert explain.fact_json("an error's message") is None
     assert explain.why("an error's message") == "an error's message"
     assert explain.why(rf.NoSecondWarpCount(W8)).endswith("; use v1")

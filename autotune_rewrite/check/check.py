@@ -208,7 +208,7 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
             continue
         try:
             with stopwatch.stage("plans"):
-                plan = make_plan(site, spec, bundle, site.configs, targets)
+                plan = make_plan(site, spec, bundle, site.configs, targets, stop_early=run.stop_early)
         except Exception as exc:  # noqa: BLE001
             yield internal_report(site, spec, exc, "building the compile jobs", run)
             continue
@@ -228,7 +228,7 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, re
         with stopwatch.stage("reports"):
             verdicts = verdicts_of(plan, run.tally(outcomes))
             early = early_report(plan, verdicts, run)
-            again = _retyped_plan(plan, early) if early is not None and retry else None
+            again = _retyped_plan(plan, early, run) if early is not None and retry else None
             if again is not None:
                 _submit(stream, i, again, run, model, settle, retry=False)
                 return
@@ -259,10 +259,11 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, re
         stream.add(likely, lambda _: None, priority=i)
 
 
-def _retyped_plan(plan: Plan, early: KernelReport) -> Plan | None:
+def _retyped_plan(plan: Plan, early: KernelReport, run: CompileRun) -> Plan | None:
     rejected = [f for f in early.suspicions if isinstance(f, EveryConfigRejected)]
     spec = dtype_retry.retyped(plan.spec, rejected[0].error) if rejected else None
-    return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets) if spec is not None else None
+    return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets,
+                     stop_early=run.stop_early) if spec is not None else None
 
 
 # --------------------------------------------------------------------------- the command
@@ -289,6 +290,7 @@ def check(
     executor: str | None = None,
     address: str | None = None,
     fallback: str | None = None,
+    full: bool = False,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -300,7 +302,9 @@ def check(
     nothing else (no pointer dtypes, no int divisibility). ``on_report``: called with each
     kernel's report as soon as it is final (completion order); the result holds them in the
     scan's order. ``changed_since``: judge only the sites whose inputs changed between that git
-    ref and the working tree (``changed``); a ref that names no commit is a UserError."""
+    ref and the working tree (``changed``); a ref that names no commit is a UserError. ``full``:
+    compile every config to the cubin; by default a config whose shared memory is over every
+    judged target's limit stops there (``early_smem``: registers not compiled, cannot launch)."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
@@ -321,7 +325,7 @@ def check(
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
-    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm())
+    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm(), stop_early=not full)
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     selection = None

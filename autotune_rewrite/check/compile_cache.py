@@ -99,21 +99,35 @@ _FIELDS = ("shared_bytes", "tmem_bytes", "registers", "spills", "error", "triton
            "error_kind", "error_file", "error_line", "undefined_name")
 
 
+def serves_stopped(shared_bytes: object, job: CompileJob) -> bool:
+    """Whether an outcome stopped at ``shared_bytes`` answers ``job``: the job stops early and
+    that figure is over its threshold (the same test the compile itself made)."""
+    return (job.stop_smem_above is not None and isinstance(shared_bytes, int)
+            and shared_bytes > job.stop_smem_above)
+
+
 class CompileCache:
     def __init__(self, directory: Path | None = None) -> None:
         self.store = disk_cache.namespace(_NAMESPACE, SCHEMA, directory)
         self.directory = self.store.root
 
     def get(self, key: str, job: CompileJob) -> CompileOutcome | None:
-        """The stored outcome for ``key``, re-attached to ``job`` with ``cached=True``."""
+        """The stored outcome for ``key``, re-attached to ``job`` with ``cached=True``. An
+        outcome stopped at shared memory serves only a job that would stop there too (never a
+        ``--full`` one, which then compiles and overwrites it); a full one serves every job."""
         data = self.store.read_json(key)
         try:
-            return CompileOutcome(job=job, cached=True, **{f: data[f] for f in _FIELDS})
-        except (KeyError, TypeError):
+            # Entries written before the staged compile never stopped early: False is their truth.
+            stopped = bool(data.get("stopped_early", False))
+            if stopped and not serves_stopped(data["shared_bytes"], job):
+                return None
+            return CompileOutcome(job=job, cached=True, stopped_early=stopped, **{f: data[f] for f in _FIELDS})
+        except (KeyError, TypeError, AttributeError):
             return None
 
     def put(self, key: str, outcome: CompileOutcome) -> None:
         """Store atomically; a cache we cannot write is not an error (the run just stays cold)."""
         data = {"origin": outcome.job.bundle.origin}
         data.update({f: getattr(outcome, f) for f in _FIELDS})
+        data["stopped_early"] = outcome.stopped_early
         self.store.write_json(key, data)

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check import resources
+from autotune_rewrite.check import early_smem, resources
 from autotune_rewrite import tempdirs
 from autotune_rewrite.check.constexpr_values import runtime_value
 from autotune_rewrite.check.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
@@ -277,14 +277,21 @@ def compile_job(
     cache_dir = tempdirs.make("triton") if own_dir else triton_cache_dir
     start = time.perf_counter()
     try:
+        stopped: early_smem.EarlySmem | None = None
+        failure: Exception | None = None
         with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
-                _, kernel = _compile(job, fusion)
+                with early_smem.stopping_hook(job.stop_smem_above):
+                    _, kernel = _compile(job, fusion)
                 usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
+            except early_smem.StoppedAtSmem as stop:  # over the limit: LLVM and ptxas would add nothing
+                stopped = stop.found
             except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict
-                failure: Exception | None = exc
-            else:
-                failure = None
+                failure = exc
+        if stopped is not None:
+            return CompileOutcome(job=job, shared_bytes=stopped.shared, tmem_bytes=stopped.tmem, registers=None,
+                                  spills=None, error=None, triton_version=version, ptxas_version=ptxas,
+                                  seconds=time.perf_counter() - start, stopped_early=True)
         if failure is not None:
             message = one_line(failure, printed.getvalue())
             where = user_position(failure, job.bundle)

@@ -63,6 +63,11 @@ class CompileJob:
     num_ctas: int
     maxnreg: int | None
     capability: int  # 120 for sm_120
+    # Stop after shared-memory allocation when the kernel needs more than this many bytes (the
+    # most any judged target of this capability can launch): registers are then not compiled.
+    # None (``--full``): always compile to the cubin. Not part of the cache key: a stopped
+    # outcome records itself as such and ``compile_cache`` serves it only to stopping jobs.
+    stop_smem_above: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,9 @@ class CompileOutcome:
     error_file: str | None = None  # the user's file and line the compiler pointed at, when known
     error_line: int | None = None
     undefined_name: str | None = None  # the global a NameError of the failed compile names, if any
+    # The compile stopped once shared memory was allocated (over ``job.stop_smem_above``):
+    # ``shared_bytes`` is exact, ``registers``/``spills`` were never compiled (None).
+    stopped_early: bool = False
 
     @classmethod
     def failed(cls, job: CompileJob, error: str, triton_version: str, ptxas_version: str | None,

@@ -13,6 +13,8 @@ Each limit below names the header function it mirrors; the unit tests work the n
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autotune_rewrite.check.evidence import CompileOutcome, Occupancy
 from autotune_rewrite.check.findings import (
     Blocked,
@@ -169,13 +171,39 @@ def _smem_limit_hit(arch: Arch, shared: int, static_shared: int, allocated: int,
     return SmemOverBlock(arch.name, shared, static_shared, arch.reserved_smem_per_block, allocated, per_block)
 
 
+def max_launchable_smem(arch: Arch) -> int:
+    """The most dynamic shared memory one block can ask for and still launch on ``arch`` (no
+    static SMEM, as Triton allocates it all dynamically), by the same rule ``occupancy`` applies:
+    a compile over it cannot launch whatever its registers, so it may stop at its SMEM."""
+    low, high = 0, arch.smem_per_sm + arch.smem_optin_per_block  # launches at low, not at high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if _smem_limit(arch, mid, 0)[0] > 0 else (low, mid)
+    return low
+
+
+def _smem_only(outcome: CompileOutcome, arch: Arch) -> Occupancy:
+    """A compile stopped at its shared memory: no block fits, registers were never compiled."""
+    shared = outcome.shared_bytes or 0
+    lim_smem, allocated, per_block = _smem_limit(arch, shared, 0)
+    if lim_smem != 0:  # the stop threshold and this rule disagree: a bug, never a guess
+        raise ValueError(f"a compile stopped at {shared:,} B of shared memory launches on {arch.name}")
+    blocked = replace(_smem_limit_hit(arch, shared, 0, allocated, per_block), registers_compiled=False)
+    return Occupancy(blocks_per_sm=0, warps_per_sm=0, occupancy=0.0, limiter="shared memory", blocked=blocked,
+                     limits=(("shared memory", 0),))
+
+
 def occupancy_of(outcome: CompileOutcome, arch: Arch) -> Occupancy | None:
     """Occupancy of a compiled job on ``arch`` (None when the compile failed). The outcome must
     have been compiled for ``arch.capability``: resources differ between architectures."""
-    if outcome.error is not None or outcome.shared_bytes is None or outcome.registers is None:
+    if outcome.error is not None or outcome.shared_bytes is None:
         return None
     if outcome.job.capability != arch.capability:
         raise ValueError(f"outcome compiled for sm_{outcome.job.capability}, not {arch.name}")
+    if outcome.stopped_early:
+        return _smem_only(outcome, arch)
+    if outcome.registers is None:
+        return None
     return occupancy(
         arch,
         num_warps=outcome.job.num_warps,

@@ -32,7 +32,7 @@ from autotune_rewrite.check.evidence import (
 )
 from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
 from autotune_rewrite.check.kernel_facts import facts_of
-from autotune_rewrite.check.occupancy import occupancy_of
+from autotune_rewrite.check.occupancy import max_launchable_smem, occupancy_of
 from autotune_rewrite.check.resources import triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
@@ -102,12 +102,18 @@ def build_jobs(
     archs: Sequence[str | Target],
     bundle: KernelBundle | None = None,
     root: Path | str = ".",
+    stop_early: bool = False,
 ) -> list[CompileJob]:
     """One job per (target, config), target-major, specialized as the runtime would.
-    ``bundle``: the isolated kernel (built from ``root`` when not given)."""
+    ``bundle``: the isolated kernel (built from ``root`` when not given). ``stop_early``: a job
+    stops at its shared memory when that is over what every judged target of its capability can
+    launch (``check`` without ``--full``)."""
     bundle = bundle or kernel_bundle(Path(root), site)
+    targets = resolve_targets(archs)
+    stops = {t.arch.capability: min(max_launchable_smem(u.arch) for u in targets
+                                     if u.arch.capability == t.arch.capability) for t in targets}
     jobs = []
-    for target in resolve_targets(archs):
+    for target in targets:
         for config in configs:
             spz = launch_spec.specialize(site, spec, config)
             jobs.append(
@@ -121,6 +127,7 @@ def build_jobs(
                     num_ctas=config.effective_num_ctas,
                     maxnreg=config.maxnreg,
                     capability=target.arch.capability,
+                    stop_smem_above=stops[target.arch.capability] if stop_early else None,
                 )
             )
     return jobs
@@ -136,10 +143,11 @@ class CompileRun:
     """The jobs of one run, compiled together (one pool, one cache lookup)."""
 
     def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None,
-                 farm: FarmChoice | None = None):
+                 farm: FarmChoice | None = None, stop_early: bool = False):
         self.workers = workers
         self.farm = farm  # compile the misses on a Dask cluster (``compile_farm``) instead of the local pool
         self.farm_events: list[FarmEvent] = []
+        self.stop_early = stop_early  # plans' jobs stop at an over-limit SMEM (``check`` without --full)
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.progress = progress
@@ -192,9 +200,9 @@ class Plan:
     jobs: tuple[CompileJob, ...]
 
 
-def make_plan(site, spec, bundle, configs, targets) -> Plan:
+def make_plan(site, spec, bundle, configs, targets, stop_early: bool = False) -> Plan:
     return Plan(site, spec, bundle, tuple(configs), tuple(targets),
-                 tuple(build_jobs(site, spec, configs, targets, bundle)))
+                 tuple(build_jobs(site, spec, configs, targets, bundle, stop_early=stop_early)))
 
 
 def verdicts_of(plan: Plan, outcomes: Sequence[CompileOutcome]) -> tuple[ConfigVerdict, ...]:

@@ -89,11 +89,34 @@ def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> 
         return FileError(path, "nested too deeply to parse; --exclude it")
 
 
+# Modules the in-process scan (-j1, small trees) parsed that hold sites or kernels, by (path,
+# content): linking asks for exactly those again (a site whose configs wait on another module,
+# a launched kernel's parameters), and parsing plus LibCST's metadata is most of a scan's time.
+# A pool's workers keep nothing (their modules cannot come back cheaply). ``scan`` empties it.
+_KEPT: dict[tuple[str, bytes], ParsedModule] = {}
+
+
+def kept(path: str, data: bytes) -> ParsedModule | None:
+    """The module this process already parsed from exactly ``data``, if it kept it."""
+    return _KEPT.get((path, data))
+
+
+def forget_kept() -> None:
+    _KEPT.clear()
+
+
 def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str,
-                   tree_names: frozenset[str] = frozenset()) -> FileFacts:
+                   tree_names: frozenset[str] = frozenset(), keep: bool = False) -> FileFacts:
     pm = parse_source(path, data, module_name, is_package)
     if isinstance(pm, FileError):
         return FileFacts(path, error=pm)
+    facts = _analyze(pm, path, mode, tree_names)
+    if keep and facts.error is None and (facts.sites or facts.kernels):
+        _KEPT[(path, data)] = pm
+    return facts
+
+
+def _analyze(pm: ParsedModule, path: str, mode: str, tree_names: frozenset[str]) -> FileFacts:
     try:
         # One traversal for both collectors (LibCST's batched visitors).
         collector = LaunchCollector(pm)

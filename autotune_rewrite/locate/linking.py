@@ -22,7 +22,7 @@ import libcst as cst
 from autotune_rewrite.files import module_name
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Unresolved
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
-from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
+from autotune_rewrite.locate.facts import FileFacts, kept, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.module_resolver import ModuleResolver
@@ -52,7 +52,7 @@ class Project:
             except OSError:
                 self._parsed[path] = None
                 return None
-            pm = parse_source(path, data, module_name(path), path.endswith("__init__.py"))
+            pm = kept(path, data) or parse_source(path, data, module_name(path), path.endswith("__init__.py"))
             self._parsed[path] = pm if isinstance(pm, ParsedModule) else None
         return self._parsed[path]
 

@@ -21,7 +21,7 @@ from autotune_rewrite import stopwatch
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
 from autotune_rewrite.locate.aliases import alias_words
-from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, read_source
+from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, forget_kept, read_source
 from autotune_rewrite.locate.kernel_names import ambiguity, matching
 from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.model import AutotuneSite, ScanResult
@@ -39,9 +39,11 @@ def default_jobs() -> int:
 
 
 def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
-           tree_names: frozenset[str], words: tuple[bytes, ...] = ()) -> tuple[list[FileFacts], list[str]]:
+           tree_names: frozenset[str], words: tuple[bytes, ...] = (),
+           keep: bool = False) -> tuple[list[FileFacts], list[str]]:
     """One worker task: read, prefilter, analyse. Also returns the files the second pass must
-    look at again (they may launch a kernel)."""
+    look at again (they may launch a kernel). ``keep``: in this process, keep the parsed
+    modules linking will ask for (``facts.kept``)."""
     out: list[FileFacts] = []
     later: list[str] = []
     for p in paths:
@@ -55,7 +57,7 @@ def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
             continue
         if mode == MODE_LAUNCHES and not mentions_any(data, names):
             continue
-        out.append(analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names))
+        out.append(analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names, keep))
     return out, later
 
 
@@ -75,7 +77,7 @@ def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: st
     results: Iterable[tuple[list[FileFacts], list[str]]]
     n = len(chunks)
     if pool is None:
-        results = (_chunk(root, c, mode, names, tree_names, words) for c in chunks)
+        results = (_chunk(root, c, mode, names, tree_names, words, True) for c in chunks)
     else:
         results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n, [words] * n)
     out: list[FileFacts] = []
@@ -137,9 +139,12 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
         if pool is not None:
             pool.shutdown()
     facts.update({f.path: f for f in second})
-    with stopwatch.stage("link"):
-        sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
-                     _targets(settings), settings.env)
+    try:
+        with stopwatch.stage("link"):
+            sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
+                         _targets(settings), settings.env)
+    finally:
+        forget_kept()
     errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
     if progress is not None:
         progress(total, total)

@@ -53,13 +53,18 @@ def _(r: cf.TooManyRegistersPerBlock) -> str:
 def _(r: cf.SmemOverOptin) -> str:
     static = f" (+{r.static_bytes:,} B static)" if r.static_bytes else ""
     return (f"shared memory {r.shared_bytes:,} B{static} > {r.limit:,} B opt-in limit of {r.arch}, "
-            f"over by {r.shared_bytes - r.limit:,} B")
+            f"over by {r.shared_bytes - r.limit:,} B{_stopped(r)}")
 
 
 @refusal.register
 def _(r: cf.SmemOverBlock) -> str:
     return (f"shared memory {r.shared_bytes:,} B + {r.static_bytes:,} B static + {r.reserved_bytes:,} B reserved "
-            f"= {r.allocated:,} B allocated > {r.limit:,} B per block on {r.arch}")
+            f"= {r.allocated:,} B allocated > {r.limit:,} B per block on {r.arch}{_stopped(r)}")
+
+
+def _stopped(r: cf.SmemOverOptin | cf.SmemOverBlock) -> str:
+    """The staged compile stopped at the SMEM figure (``--full`` compiles the rest)."""
+    return "" if r.registers_compiled else " (registers not compiled: cannot launch)"
 
 
 @refusal.register

@@ -30,6 +30,7 @@ def verdict_json(v: ConfigVerdict) -> dict:
         "tmem_bytes": o.tmem_bytes,
         "registers": o.registers,
         "spills": o.spills,
+        "stopped_early": o.stopped_early,  # compiled to its SMEM only: registers/spills not compiled
         "blocks_per_sm": occ.blocks_per_sm if occ else None,
         "warps_per_sm": occ.warps_per_sm if occ else None,
         "occupancy": round(occ.occupancy, 4) if occ else None,
