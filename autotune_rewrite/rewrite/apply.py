@@ -92,6 +92,7 @@ def apply_variants(
     exact: bool = False,
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
+    inline_configs: bool | None = None,
 ) -> ApplyResult:
     """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
     for v in variants:
@@ -124,7 +125,7 @@ def apply_variants(
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
                     workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact,
-                    allow_unseen_launches=allow_unseen_launches, env=env,
+                    allow_unseen_launches=allow_unseen_launches, env=env, inline_configs=inline_configs,
                 )
                 runs.append(run)
                 skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]

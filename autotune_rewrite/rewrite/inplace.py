@@ -1,0 +1,155 @@
+"""Where a site's configs are written, and the smallest edit there that yields the new list.
+
+Every config of a site comes from elements written somewhere: a ``triton.Config(...)`` element
+of a list literal (in the decorator, a module variable, a helper's ``return [...]``), or, for a
+generated config, the elements of the literal lists its loops ran over (``ConfigValue.choices``).
+Removing an element removes every config made from it; so a set of configs can be removed in
+place exactly when some elements make only dead configs and, together, all of them. Configs a
+variant adds can be appended only to a list of written ``triton.Config`` elements that ends the
+site's list. Anything else is refused with the reason (``NoInPlaceEdit``), never approximated.
+
+An element other kernels (or other targets of the same kernel) also read is only edited when
+the edit changes nothing they see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence as Seq
+
+import libcst as cst
+
+from autotune_rewrite.model import AutotuneSite, ConfigValue, Span
+from autotune_rewrite.rewrite.facts import NoInPlaceEdit
+from autotune_rewrite.rewrite.parsed import ParsedFile
+
+# (path, the list/tuple literal's span, element index)
+Key = tuple[str, Span, int]
+
+
+@dataclass(frozen=True)
+class User:
+    """Configs some kernel (on some targets) reads: another site, or another branch of this one."""
+
+    name: str  # ``path::kernel`` (with `` on sm_90`` for one target's branch)
+    configs: tuple[ConfigValue, ...]
+
+
+@dataclass(frozen=True)
+class InPlacePlan:
+    """Per written sequence: the element indices kept, and config texts appended (last one only)."""
+
+    keep: tuple[tuple[str, Span, tuple[int, ...]], ...]  # (path, sequence span, kept indices)
+    append_to: tuple[str, Span] | None = None
+    where: tuple[str, ...] = ()  # ``path:line`` of each edited sequence
+
+    def touches(self, path: str, span: Span) -> bool:
+        return any((p, s) == (path, span) for p, s, _ in self.keep) or self.append_to == (path, span)
+
+
+class Written:
+    """Finds the list literal a written ``triton.Config(...)`` call is an element of."""
+
+    def __init__(self, load: Callable[[str], ParsedFile], default_path: str):
+        self.load, self.default_path = load, default_path
+        self._index: dict[str, dict[tuple[int, int], tuple[Span, int, int]]] = {}
+
+    def element(self, c: ConfigValue) -> tuple[Key, int] | None:
+        """(its element's key, the sequence's length), or None when the call is not a list element."""
+        if c.span is None:
+            return None
+        path = c.path or self.default_path
+        if path not in self._index:
+            pf = self.load(path)
+            index = {}
+            for node in pf.walk(cst.List):
+                for j, el in enumerate(node.elements):
+                    if isinstance(el, cst.Element) and isinstance(el.value, cst.Call):
+                        s = pf.span(el.value)
+                        index[(s.start_line, s.start_col)] = (pf.span(node), j, len(node.elements))
+            self._index[path] = index
+        found = self._index[path].get((c.span.start_line, c.span.start_col))
+        if found is None:
+            return None
+        seq, j, n = found
+        return (path, seq, j), n
+
+    def keys(self, c: ConfigValue) -> frozenset[Key]:
+        """The elements that make ``c``: removing any one of them removes it."""
+        el = self.element(c)
+        if el is not None:
+            return frozenset({el[0]})
+        return frozenset((ch.path, ch.sequence, ch.index) for ch in c.choices)
+
+
+def _where(path: str, span: Span) -> str:
+    return f"{path}:{span.start_line}"
+
+
+def plan(site: AutotuneSite, kept: Seq[int], added: int, written: Written, users: Seq[User]) -> InPlacePlan | NoInPlaceEdit:
+    """The in-place edit that keeps ``site.configs[i]`` for ``i`` in ``kept`` (in order) and appends
+    ``added`` new configs, or why there is none."""
+    configs = tuple(site.configs or ())
+    if list(kept) != sorted(kept):
+        return NoInPlaceEdit(site.ident, "reordered", ())
+    dead = [i for i in range(len(configs)) if i not in set(kept)]
+    keys = [written.keys(c) for c in configs]
+    for i in dead:
+        if not keys[i]:
+            return NoInPlaceEdit(site.ident, "not_literal", (configs[i],))
+    # Greedy cover: elements whose every config is dead; the one removing most first.
+    members: dict[Key, set[int]] = {}
+    for i, ks in enumerate(keys):
+        for k in ks:
+            members.setdefault(k, set()).add(i)
+    dead_set = set(dead)
+    candidates = {k: m for k, m in members.items() if m <= dead_set}
+    removed: list[Key] = []
+    left = set(dead_set)
+    while left:
+        best = max(candidates, key=lambda k: (len(candidates[k] & left), -k[2]), default=None)
+        if best is None or not candidates[best] & left:
+            i = min(left)
+            other = next((j for k in keys[i] for j in sorted(members[k]) if j not in dead_set), None)
+            tied = (configs[other],) if other is not None else ()
+            return NoInPlaceEdit(site.ident, "entangled", (configs[i], *tied),
+                                 tuple(sorted({_where(k[0], k[1]) for k in keys[i]})))
+        removed.append(best)
+        left -= candidates[best]
+    append_to = None
+    if added:
+        last = written.element(configs[-1]) if configs else None
+        if last is None or any(written.element(c) is None for c in configs):
+            return NoInPlaceEdit(site.ident, "adds", ())
+        append_to = last[0][:2]
+    by_seq: dict[tuple[str, Span], set[int]] = {}
+    for path, seq, j in removed:
+        by_seq.setdefault((path, seq), set()).add(j)
+    sizes = _sizes(written, keys, configs)
+    keep = tuple((p, s, tuple(j for j in range(sizes[(p, s)]) if j not in gone)) for (p, s), gone in by_seq.items())
+    result = InPlacePlan(keep, append_to, tuple(_where(p, s) for (p, s) in [*by_seq, *([append_to] if append_to else [])]))
+    gone_keys = set(removed)
+    for user in users:
+        for c in user.configs:
+            ks = written.keys(c)
+            if ks & gone_keys or (append_to and any((k[0], k[1]) == append_to for k in ks)):
+                return NoInPlaceEdit(site.ident, "shared", (c,), result.where, user.name)
+    return result
+
+
+def _sizes(written: Written, keys, configs) -> dict[tuple[str, Span], int]:
+    """Each sequence's element count (from its node: a list may hold elements no config uses)."""
+    out: dict[tuple[str, Span], int] = {}
+    for c, ks in zip(configs, keys):
+        el = written.element(c)
+        if el is not None:
+            out[el[0][:2]] = el[1]
+        for ch in c.choices:
+            if (ch.path, ch.sequence) not in out:
+                pf = written.load(ch.path)
+                node = pf.find(cst.BaseExpression, ch.sequence, "literal list")
+                out[(ch.path, ch.sequence)] = len(node.elements)
+    return out
+
+
+__all__ = ["InPlacePlan", "User", "Written", "plan"]
