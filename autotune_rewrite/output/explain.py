@@ -355,17 +355,24 @@ def no_common_config(err: rf.NoCommonConfig) -> str:
 def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
     """Why the configs cannot be edited where they are written."""
     at = f" ({', '.join(f.where)})" if f.where else ""
-    c = [x.label() for x in f.configs]
-    reasons = {
-        "reordered": "the variant orders the configs differently from the written list",
-        "not_literal": f"config {c[0]} is not made from an element written in a literal list" if c else "",
-        "entangled": (f"config {c[0]} cannot be removed without also removing {c[1]}, which launches: both come "
-                      f"from the same element{at}" if len(c) > 1 else f"config {c[0]} cannot be removed alone{at}"),
-        "adds": "the variant adds configs, and the list is generated, so there is no written list to add them to",
-        "shared": f"{f.user} also reads the list{at}, and the edit would remove its config {c[0] if c else ''}",
-    }
+    c = [x.label() for x in f.configs] + ["?", "?"]
+    if f.why == "reordered":
+        why = "the variant orders the configs differently from the written list"
+    elif f.why == "not_literal":
+        why = f"config {c[0]} is not made from an element written in a literal list"
+    elif f.why == "entangled" and len(f.configs) > 1:
+        why = (f"config {c[0]} cannot be removed without also removing {c[1]}, which launches: every element "
+               f"it is made from{at} also makes that one")
+    elif f.why == "entangled":
+        why = f"config {c[0]} cannot be removed alone{at}"
+    elif f.why == "adds":
+        why = "the variant adds configs, and they are generated, so there is no written list of configs to add them to"
+    elif f.why == "shared":
+        why = f"{f.user} also reads the list{at}, and the edit would remove its config {c[0]}"
+    else:
+        why = f.why
     hint = "; pass --inline-configs to replace `configs=` with a literal list" if inline_hint else ""
-    return f"no minimal in-place edit: {reasons.get(f.why, f.why)}{hint}"
+    return f"no minimal in-place edit: {why}{hint}"
 
 
 def fact_json(f) -> dict | None:

@@ -124,11 +124,14 @@ def _in_place(pf, site, call, found: inplace.InPlacePlan, new, load, why, arg):
             texts = [render.text(p) for p in new]
         edits.setdefault(path, []).extend(Sequence(home, node).keep_and_append(keep, texts, why))
     notes = []
-    decorator_list = (site.path, pf.span(arg.value))
-    edited = [(p, s) for p, s, _ in targets]
-    if edited != [decorator_list]:
+    lo, hi = pf.offsets(arg.value)
+    inside = [p == site.path and lo <= pf.src.span_offsets(s)[0] < hi for p, s, _ in targets]
+    if not all(inside):
         notes.append(f"{site.path}:{site.line}: edited where the configs are written ({', '.join(found.where)}); "
                      "the decorator is unchanged")
+    elif pf.span(arg.value) not in [s for _, s, _ in targets]:
+        notes.append(f"{site.path}:{site.line}: removed elements of the literal list(s) the configs are generated "
+                     f"from ({', '.join(found.where)}); the generator stays")
     return edits, notes
 
 
