@@ -355,16 +355,15 @@ def no_common_config(err: rf.NoCommonConfig) -> str:
 def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
     """Why the configs cannot be edited where they are written."""
     at = f" ({', '.join(f.where)})" if f.where else ""
-    c = [x.label() for x in f.configs] + ["?", "?"]
+    c = [x.label() for x in f.configs] + ["?"]
     if f.why == "reordered":
         why = "the variant orders the configs differently from the written list"
     elif f.why == "not_literal":
         why = f"config {c[0]} is not made from an element written in a literal list"
-    elif f.why == "entangled" and len(f.configs) > 1:
-        why = (f"config {c[0]} cannot be removed without also removing {c[1]}, which launches: every element "
-               f"it is made from{at} also makes that one")
     elif f.why == "entangled":
-        why = f"config {c[0]} cannot be removed alone{at}"
+        each = "; ".join(f"removing {el} also removes {cfg}" for el, cfg in zip(f.where, c[1:]))
+        why = (f"config {c[0]} cannot be removed alone, every element it is made from also makes a config that "
+               f"launches ({each})")
     elif f.why == "adds":
         why = "the variant adds configs, and they are generated, so there is no written list of configs to add them to"
     elif f.why == "shared":

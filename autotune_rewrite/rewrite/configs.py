@@ -15,7 +15,7 @@ from typing import Callable, Sequence as Seq
 import libcst as cst
 
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.rewrite import config_text, inplace
+from autotune_rewrite.rewrite import config_text, dead_code, inplace
 from autotune_rewrite.rewrite.facts import InPlaceRefused, NoInPlaceEdit
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
@@ -78,7 +78,7 @@ class ConfigRenderer:
 
 def config_edits(
     pf: ParsedFile, site: AutotuneSite, decision: Decision, load: Callable[[str], ParsedFile],
-    users: Seq[inplace.User] = (), inline: bool = False,
+    users: Seq[inplace.User] = (), inline: bool = False, repo_texts: Callable[[], dict[str, str]] | None = None,
 ) -> tuple[dict[str, list[Edit]], list[str]]:
     """Edits (by file) that turn the site's config list into ``decision.configs``: where the
     configs are written when an exact edit exists there (``inplace``); else, only with
@@ -102,6 +102,10 @@ def config_edits(
     if not inline:
         raise InPlaceRefused(found)
     edits, notes = _inline(pf, site, call, arg, decision, load, why)
+    if repo_texts is not None:
+        for path, more in dead_code.unused_after_inline(pf, arg.value, load, repo_texts).items():
+            edits.setdefault(path, []).extend(more)
+            notes.append(f"{path}: removed what the inline list left unused")
     from autotune_rewrite.output.explain import no_in_place_edit  # words live in output/
 
     notes.insert(0, f"{site.path}:{site.line}: {no_in_place_edit(found, inline_hint=False)}")

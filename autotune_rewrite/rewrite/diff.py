@@ -183,6 +183,7 @@ def run_rewrites(
     everyone = result.sites
 
     read = _read(root)
+    python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []
     failed: list[tuple[str, str]] = []
@@ -206,7 +207,7 @@ def run_rewrites(
                 _refuse_unseen(root, site, settings)
             # An inline list would replace every branch: a branch is only edited in place.
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
-                          inline=inline and not branch)
+                          inline=inline and not branch, repo_texts=python_texts)
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, _on_branch(str(exc), branch)))
             continue
@@ -219,7 +220,7 @@ def run_rewrites(
             others = tuple(e for e in (whole.configs_by_target if whole else ()) if not set(e.targets) & set(branch))
         kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes, others=others))
 
-    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline)
+    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     if recheck and changes:
         kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
@@ -228,7 +229,7 @@ def run_rewrites(
             else:
                 failed.append((ident, why))
         if lost:  # their edits must not reach the diff
-            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline)
+            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     outcomes = []
     for r in result.reports:
         if r.site.ident in bugs:
@@ -272,12 +273,33 @@ def _on_branch(why: str, branch: tuple[str, ...]) -> str:
             f"may change, and it cannot): {why}")
 
 
-def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False):
+def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None):
     """One set of edits per file for the kernels that are rewritten."""
     if len(kernels) == 1:  # the kernel's own edits are the combined ones
         return kernels[0].changes, kernels[0].notes
     return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
-                       inline=inline and not any(k.site.view_targets for k in kernels))
+                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts)
+
+
+def _python_texts(root: Path):
+    """Every Python file of the checkout (git's view), read once when first asked: an inline list
+    removes a helper only when no other file names it."""
+    cache: dict[str, str] = {}
+
+    def texts() -> dict[str, str]:
+        if not cache:
+            from autotune_rewrite.files import discover
+
+            # Not the scan's excludes: an excluded file may still call the helper.
+            for rel in discover(root).files:
+                if rel.endswith(".py"):
+                    try:
+                        cache[rel] = (root / rel).read_bytes().decode("utf-8", errors="replace")
+                    except OSError:
+                        cache[rel] = ""
+        return cache
+
+    return texts
 
 
 # --------------------------------------------------------------------------- re-check

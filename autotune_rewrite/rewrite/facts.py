@@ -203,9 +203,10 @@ class NoInPlaceEdit:
     """The new config list cannot be written where the configs are written (``rewrite/inplace``).
 
     ``why``: ``reordered`` (the variant's order differs), ``not_literal`` (``configs[0]`` is not
-    made from a literal element), ``entangled`` (``configs[0]`` is dead but every element making
-    it also makes the launchable ``configs[1]``), ``adds`` (the variant adds configs and the list
-    is generated), ``shared`` (``user`` also reads the element, and would lose ``configs[0]``)."""
+    made from a literal element), ``entangled`` (``configs[0]`` is dead but each element making
+    it, ``where[k]``, also makes the launchable ``configs[k + 1]``), ``adds`` (the variant adds
+    configs and the list is generated), ``shared`` (``user`` also reads the element, and would
+    lose ``configs[0]``)."""
 
     ident: str
     why: str

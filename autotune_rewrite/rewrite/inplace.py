@@ -74,6 +74,12 @@ class Written:
         seq, j, n = found
         return (path, seq, j), n
 
+    def element_text(self, key: Key) -> str:
+        path, seq, j = key
+        pf = self.load(path)
+        node = pf.find(cst.BaseExpression, seq, "literal list")
+        return pf.code(node.elements[j].value)
+
     def keys(self, c: ConfigValue) -> frozenset[Key]:
         """The elements that make ``c``: removing any one of them removes it."""
         el = self.element(c)
@@ -110,10 +116,10 @@ def plan(site: AutotuneSite, kept: Seq[int], added: int, written: Written, users
         best = max(candidates, key=lambda k: (len(candidates[k] & left), -k[2]), default=None)
         if best is None or not candidates[best] & left:
             i = min(left)
-            other = next((j for k in keys[i] for j in sorted(members[k]) if j not in dead_set), None)
-            tied = (configs[other],) if other is not None else ()
+            ordered = sorted(keys[i], key=lambda k: (k[0], k[1].start_line, k[1].start_col, k[2]))
+            tied = [configs[min(j for j in members[k] if j not in dead_set)] for k in ordered]
             return NoInPlaceEdit(site.ident, "entangled", (configs[i], *tied),
-                                 tuple(sorted({_where(k[0], k[1]) for k in keys[i]})))
+                                 tuple(f"`{written.element_text(k)}` at {_where(k[0], k[1])}" for k in ordered))
         removed.append(best)
         left -= candidates[best]
     append_to = None

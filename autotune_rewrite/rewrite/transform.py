@@ -68,12 +68,15 @@ def rewrite(
     buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
+    repo_texts: Callable[[], dict[str, str]] | None = None,
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
     (paths as the scan reported them, newlines untranslated). ``sites``: every site of the scan
     (an in-place edit must not change what the others read); ``inline``: write ``configs=`` out
-    as a literal list where no in-place edit exists (else that is ``InPlaceRefused``)."""
-    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline)
+    as a literal list where no in-place edit exists (else that is ``InPlaceRefused``), and remove
+    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given."""
+    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline,
+                                 repo_texts=repo_texts)
     return RewriteResult(decision, changes, notes)
 
 
@@ -85,6 +88,7 @@ def rewrite_all(
     buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
+    repo_texts: Callable[[], dict[str, str]] | None = None,
 ) -> tuple[tuple[FileChange, ...], tuple[str, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
     files = _Files(read)
@@ -92,7 +96,8 @@ def rewrite_all(
     helpers: set[str] = set()
     for decision in decisions:
         if not (decision.skipped or decision.needs):
-            notes += _collect(decision, files, helpers, batch_expr, buckets, users_of(decision, sites), inline)
+            notes += _collect(decision, files, helpers, batch_expr, buckets, users_of(decision, sites), inline,
+                              repo_texts)
     changes = []
     for path, path_edits in files.edits.items():
         if not path_edits:
@@ -125,10 +130,11 @@ def users_of(decision: Decision, sites: Seq[AutotuneSite]) -> tuple[User, ...]:
     return tuple(out)
 
 
-def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets, users, inline) -> list[str]:
+def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets, users, inline,
+             repo_texts=None) -> list[str]:
     site = decision.site
     pf = files(site.path)
-    edits, notes = config_edits(pf, site, decision, files, users, inline)
+    edits, notes = config_edits(pf, site, decision, files, users, inline, repo_texts)
     for path, path_edits in edits.items():
         files.add(path, path_edits)
     if not decision.add_bs_bucket:
