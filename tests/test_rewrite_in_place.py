@@ -194,3 +194,38 @@ def test_a_list_two_kernels_read_is_not_edited_for_one(tmp_path, cache):
         pytest.skip("the scan does not see the second reader")
     assert changed == {}
     assert "also reads the list" in run.failed[0][1]
+
+
+TIERS = '''
+import torch
+
+
+def smem_tier():
+    props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+    return "large" if props["max_shared_mem"] >= 200 * 1024 else "small"
+
+
+if smem_tier() == "large":
+    CONFIGS = [
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+    ]
+else:
+    CONFIGS = [
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+    ]'''
+
+
+def test_only_the_branch_a_target_takes_is_edited(tmp_path, cache):
+    src = _kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=TIERS)
+    root = _repo(tmp_path, {"proj.py": src})
+    run, changed = _diff(root, cache, archs=["sm_90", "sm_120"])
+    assert not run.failed, run.failed
+    # BLOCK_D=256 (139,264 B) launches on sm_90 and stays in the list sm_90 takes; sm_120's loses it.
+    small = src.index("else:")
+    expected = src[:small] + src[small:].replace('        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "", 1)
+    assert changed["proj.py"].after == expected
+    [kernel] = [k for k in run.kernels if k.changes]  # sm_90's branch is one kernel view too, unchanged
+    assert kernel.site.view_targets == ("sm_120",) and kernel.recheck
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
