@@ -229,3 +229,22 @@ def test_only_the_branch_a_target_takes_is_edited(tmp_path, cache):
     [kernel] = [k for k in run.kernels if k.changes]  # sm_90's branch is one kernel view too, unchanged
     assert kernel.site.view_targets == ("sm_120",) and kernel.recheck
     assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+def test_a_variant_adding_configs_appends_to_the_helpers_written_list(tmp_path):
+    """No compile: the scan's site and a v2-like plan (keep 0 and 2, add tile 0 at 8 warps, 3 stages)."""
+    from rewrite_assert import plan, run_rewrite
+
+    from autotune_rewrite.locate.scan import scan
+
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": HELPER, "proj.py": proj})
+    [site] = scan(root, jobs=1).sites
+    files = {"cfg.py": HELPER, "proj.py": proj}
+    result = run_rewrite(files, site, "v2", plan(site, [("keep", 0), ("keep", 2), ("new", 0, 8, 3)]))
+    assert [c.path for c in result.changes] == ["cfg.py"]
+    assert result.changes[0].after == HELPER.replace(
+        '        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "").replace(
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n',
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n'
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=3),\n')
