@@ -174,6 +174,10 @@ def test_the_inline_fallback_removes_the_helper_and_imports_it_left_unused(tmp_p
     assert 'num_stages=4' in after and '"BLOCK_D": 128}, num_warps=4, num_stages=4' not in after
     assert changed["cfg.py"].after == ""  # the helper and both imports only it used
     assert any("no minimal in-place edit" in n for n in run.notes)
+    # The one-line decorator is exploded as the formatters write a call holding a multi-line list.
+    assert '@triton.autotune(\n    configs=[\n        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),\n' in after
+    assert '    ],\n    key=["D"],\n)\n@triton.jit\n' in after
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
 
 
 def test_the_inline_fallback_keeps_a_helper_someone_else_uses(tmp_path, cache):

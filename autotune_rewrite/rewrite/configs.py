@@ -144,11 +144,29 @@ def _inline(pf, site, call, arg, decision, load, why):
     render = ConfigRenderer(pf, site, call, load)
     start, end = pf.offsets(arg.value)
     nl, unit = pf.src.newline, pf.indent_unit()
-    outer = pf.src.indent_at(pf.offsets(arg)[0])
-    body = "".join(f"{outer}{unit}{render.text(p)},{nl}" for p in decision.configs)
-    text = f"[{nl}{body}{outer}]"
     note = (
         f"{site.path}:{site.line}: configs come from {site.configs_origin or 'an expression'}, which cannot "
         f"express the new list; replaced `configs=` with a literal list of {len(decision.configs)}"
     )
-    return {site.path: [Edit(start, end, text, why)]}, [note]
+    texts = [render.text(p) for p in decision.configs]
+    open_at = pf.text.index("(", pf.offsets(call.func)[1])
+    close_at = pf.offsets(call)[1] - 1
+    if "\n" not in pf.text[open_at:close_at] and "\r" not in pf.text[open_at:close_at] and pf.text[close_at] == ")":
+        # A one-line call: a list one config per line cannot stay inside it the way black and
+        # ruff format write it, so the call is exploded as they would: one argument per line,
+        # with the magic trailing comma.
+        lead = pf.src.indent_at(open_at)
+        inner = lead + unit
+        body = "".join(f"{inner}{unit}{t},{nl}" for t in texts)
+        parts = []
+        for a in call.args:
+            a_start, a_end = pf.offsets(a)[0], pf.offsets(a.value)[1]
+            if a is arg:
+                parts.append(f"{pf.text[a_start:start]}[{nl}{body}{inner}]")
+            else:
+                parts.append(pf.text[a_start:a_end])
+        text = "(" + nl + "".join(f"{inner}{p},{nl}" for p in parts) + lead + ")"
+        return {site.path: [Edit(open_at, close_at + 1, text, why)]}, [note]
+    outer = pf.src.indent_at(pf.offsets(arg)[0])
+    body = "".join(f"{outer}{unit}{t},{nl}" for t in texts)
+    return {site.path: [Edit(start, end, f"[{nl}{body}{outer}]", why)]}, [note]
