@@ -252,3 +252,20 @@ def test_a_variant_adding_configs_appends_to_the_helpers_written_list(tmp_path):
         '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n',
         '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n'
         '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=3),\n')
+
+
+def test_the_cli_says_why_and_inlines_only_when_asked(tmp_path, cache):
+    from rewrite_e2e import cli
+
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
+    refused = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone" in refused.stderr
+    inlined = cli("diff", "--variant", "prune", "--check", "--inline-configs", ".", cwd=root, cache=cache)
+    assert inlined.returncode == 1, inlined.stderr
+    assert "+++ b/proj.py" in inlined.stdout and "+++ b/cfg.py" in inlined.stdout
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text()
+                                         + "\n[tool.autotune-rewrite.variants]\ninline_configs = true\n")
+    by_setting = cli("diff", "--variant", "prune", ".", cwd=root, cache=cache)
+    assert by_setting.returncode == 0 and by_setting.stdout == inlined.stdout

@@ -142,7 +142,9 @@ def apply_variants(
                     sha = wt.commit(templating.commit_message(ctx), identity_from=repo)
                     # Two kernels sharing ``path::name`` (``ident_line``) get a branch each.
                     name = kr.site.kernel if kr.site.ident_line is None else f"{kr.site.kernel}-L{kr.site.ident_line}"
-                    made.append((branch_name(run.targets, name, variant), sha, kr, run))
+                    # A per-target kernel is rewritten per branch of its code: one branch each, named
+                    # by the targets that take it.
+                    made.append((branch_name(kr.site.view_targets or run.targets, name, variant), sha, kr, run))
                     wt.reset_hard(base_sha)
             _check_names(repo, [name for name, *_ in made], force)
             branches, bodies = [], []
