@@ -269,3 +269,33 @@ def test_the_cli_says_why_and_inlines_only_when_asked(tmp_path, cache):
                                          + "\n[tool.autotune-rewrite.variants]\ninline_configs = true\n")
     by_setting = cli("diff", "--variant", "prune", ".", cwd=root, cache=cache)
     assert by_setting.returncode == 0 and by_setting.stdout == inlined.stdout
+
+
+SHARED_BY_BRANCHES = '''
+import torch
+
+
+def is_hip():
+    return torch.version.hip is not None
+
+
+def proj_configs():
+    base = [
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+    ]
+    if is_hip():
+        return base + [triton.Config({"BLOCK_D": 32}, num_warps=4, num_stages=1)]
+    return base'''
+
+
+def test_a_list_the_hip_branch_also_reads_is_not_edited_for_cuda(tmp_path, cache):
+    root = _repo(tmp_path, {"proj.py": _kernel('@triton.autotune(configs=proj_configs(), key=["D"])',
+                                               above=SHARED_BY_BRANCHES)})
+    run, changed = _diff(root, cache)
+    assert changed == {}
+    [(ident, why)] = run.failed
+    assert why.startswith("on sm_120 (configs chosen by a device query; only the list those targets take may "
+                          "change, and it cannot): no minimal in-place edit: the list (proj.py:12) is bound to a "
+                          "name also read elsewhere (`base` read at proj.py:18)")
+    assert "--inline-configs" not in why  # an inline list would replace the HIP branch too

@@ -367,7 +367,8 @@ def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
     elif f.why == "adds":
         why = "the variant adds configs, and they are generated, so there is no written list of configs to add them to"
     elif f.why == "shared":
-        why = f"{f.user} also reads the list{at}, and the edit would remove its config {c[0]}"
+        why = (f"{f.user} also reads the list{at}, and the edit would remove its config {c[0]}" if f.configs
+               else f"the list{at} is bound to a name also read elsewhere ({f.user}), which the edit would change too")
     else:
         why = f.why
     hint = "; pass --inline-configs to replace `configs=` with a literal list" if inline_hint else ""

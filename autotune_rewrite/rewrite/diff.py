@@ -26,7 +26,10 @@ from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.rewrite.facts import LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused
+from autotune_rewrite.output.explain import no_in_place_edit
+from autotune_rewrite.rewrite.facts import (
+    InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused,
+)
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
@@ -208,6 +211,9 @@ def run_rewrites(
             # An inline list would replace every branch: a branch is only edited in place.
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
                           inline=inline and not branch, repo_texts=python_texts)
+        except InPlaceRefused as exc:
+            failed.append((ident, _on_branch(no_in_place_edit(exc.fact, inline_hint=not branch), branch)))
+            continue
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, _on_branch(str(exc), branch)))
             continue

@@ -62,7 +62,7 @@ class Written:
         if path not in self._index:
             pf = self.load(path)
             index = {}
-            for node in pf.walk(cst.List):
+            for node in pf.walk((cst.List, cst.Tuple)):
                 for j, el in enumerate(node.elements):
                     if isinstance(el, cst.Element) and isinstance(el.value, cst.Call):
                         s = pf.span(el.value)
@@ -140,7 +140,33 @@ def plan(site: AutotuneSite, kept: Seq[int], added: int, written: Written, users
             ks = written.keys(c)
             if ks & gone_keys or (append_to and any((k[0], k[1]) == append_to for k in ks)):
                 return NoInPlaceEdit(site.ident, "shared", (c,), result.where, user.name)
+    for path, span in [*by_seq, *([append_to] if append_to else [])]:
+        reader = _second_reader(written.load(path), span)
+        if reader is not None:  # e.g. a HIP branch reading the same list as the CUDA one: unseen here
+            return NoInPlaceEdit(site.ident, "shared", (), result.where, reader)
     return result
+
+
+def _targets(assign) -> list:
+    return [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+
+
+def _second_reader(pf: ParsedFile, span: Span) -> str | None:
+    """``name (path:line)`` when the literal at ``span`` is bound to a name that is read more than
+    once in its file: some code (another branch, another target's path) may read it too, and
+    what it sees there is not known, so the list is not edited."""
+    node = pf.find(cst.BaseExpression, span, "literal list")
+    assigns = list(pf.walk((cst.Assign, cst.AnnAssign)))
+    bound = {id(t) for a in assigns for t in _targets(a)}  # ``X = ...`` under if/else binds, it does not read
+    for assign in assigns:
+        if assign.value is not node:
+            continue
+        for t in _targets(assign):
+            if isinstance(t, cst.Name):
+                reads = [n for n in pf.walk(cst.Name) if n.value == t.value and id(n) not in bound]
+                if len(reads) > 1:
+                    return f"`{t.value}` read at {pf.path}:{pf.span(reads[1]).start_line}"
+    return None
 
 
 def _sizes(written: Written, keys, configs) -> dict[tuple[str, Span], int]:
