@@ -71,6 +71,11 @@ FallbackOption = Annotated[Optional[str], typer.Option(
     "--fallback", metavar="WHERE",
     help="--executor dask: local = compile on the local pool when the scheduler cannot be reached or is lost "
          "mid-run; none (default) = exit 2.")]
+InlineOption = Annotated[Optional[bool], typer.Option(
+    "--inline-configs/--no-inline-configs", show_default=False,
+    help="Where no exact edit of the list the configs are written in exists (a generator, a list shared "
+         "with another kernel), replace configs= with a literal list, removing helpers and imports left "
+         "unused; default: the setting variants.inline_configs, else refuse that kernel and say why.")]
 
 
 EnvOption = Annotated[Optional[List[str]], typer.Option(
@@ -288,6 +293,7 @@ def diff(
     exact: ExactOption = False,
     changed_since: ChangedSinceOption = None,
     allow_unseen: UnseenOption = False,
+    inline_configs: InlineOption = None,
     env: EnvOption = None,
     executor: ExecutorOption = None,
     address: AddressOption = None,
@@ -308,7 +314,7 @@ def diff(
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
                                exact=exact, changed_since=changed_since,
                                allow_unseen_launches=allow_unseen, env=_env_values(env),
-                               executor=(executor, address, fallback))
+                               executor=(executor, address, fallback), inline_configs=inline_configs)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -340,6 +346,7 @@ def apply(
     assume: AssumeOption = None,
     exact: ExactOption = False,
     allow_unseen: UnseenOption = False,
+    inline_configs: InlineOption = None,
     env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
@@ -357,7 +364,7 @@ def apply(
         result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype,
                                 assume=_assume_values(assume), exact=exact, allow_unseen_launches=allow_unseen,
-                                env=_env_values(env))
+                                env=_env_values(env), inline_configs=inline_configs)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

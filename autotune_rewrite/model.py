@@ -29,6 +29,17 @@ class Span:
 
 
 @dataclass(frozen=True)
+class ElementChoice:
+    """One element of a literal list/tuple written in the source that a generated config was
+    built from: ``for bm in [64, 128]`` gives the config made with ``bm = 128`` the choice
+    (that list, index 1). The rewriter removes a config in place by removing such elements."""
+
+    path: str  # file holding the literal
+    sequence: Span  # the list/tuple literal itself
+    index: int  # the element's position in it
+
+
+@dataclass(frozen=True)
 class ConfigValue:
     """One ``triton.Config`` resolved statically.
 
@@ -48,6 +59,9 @@ class ConfigValue:
     path: str | None = None  # file holding ``span`` (may differ from the site's: helper modules)
     # TMA block shapes the pre_hook sets: (("a_desc", ("BLOCK_M", "BLOCK_K")), ...) (evaluate/pre_hooks.py)
     descriptor_shapes: tuple[tuple[str, tuple[str | int, ...]], ...] = ()
+    # Generated configs (``span`` None): the literal elements of every loop that made this one,
+    # outermost loop first; a loop over something else (``range``, a call) adds nothing.
+    choices: tuple[ElementChoice, ...] = ()
 
     @property
     def effective_num_warps(self) -> int:
@@ -237,6 +251,7 @@ __all__ = [
     "ArgFact",
     "AutotuneSite",
     "ConfigValue",
+    "ElementChoice",
     "FileError",
     "KernelParam",
     "LaunchSite",

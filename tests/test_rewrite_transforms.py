@@ -121,7 +121,7 @@ def k(x, n, BLOCK: tl.constexpr):
 """
 
 
-def test_generated_configs_become_a_literal_list():
+def test_generated_configs_become_a_literal_list_when_asked():
     configs = tuple(ConfigValue({"BLOCK": b}, num_warps=w, num_stages=2) for b in (64, 128) for w in (4, 8))
     res = assert_rewrite(
         COMPREHENSION,
@@ -135,8 +135,9 @@ def test_generated_configs_become_a_literal_list():
         kernel="k", variant="prune",
         configs=[PlannedConfig(configs[0], 0, None, ()), PlannedConfig(configs[1], 1, None, ())],
         site_kw={"configs": configs, "origin": "comprehension"},
+        inline=True,  # configs without provenance: no in-place edit, the inline list is asked for
     )
-    assert "literal list" in res.notes[0]
+    assert "no minimal in-place edit" in res.notes[0] and "literal list" in res.notes[1]
 
 
 def test_crlf_file_stays_crlf():

@@ -70,7 +70,7 @@ def test_the_tool_file_names_keys_without_the_pyproject_prefix(tmp_path):
 
 
 def test_a_key_nothing_resembles_lists_the_known_ones():
-    with pytest.raises(UserError, match=r"variants\.zzz is not a known key \(known: buckets\)"):
+    with pytest.raises(UserError, match=r"variants\.zzz is not a known key \(known: buckets, inline_configs\)"):
         from_table({"variants": {"zzz": 1}})
 
 
@@ -83,6 +83,7 @@ def test_a_key_nothing_resembles_lists_the_known_ones():
     ({"variants": []}, "variants must be a table"),
     ({"variants": {"buckets": [48, 8]}}, "variants.buckets must be increasing positive integers, e.g. buckets = [8, 48]"),
     ({"variants": {"buckets": [8, True]}}, "variants.buckets must be increasing positive integers"),
+    ({"variants": {"inline_configs": "yes"}}, "variants.inline_configs must be true or false"),
     ({"kernels": {"kernel": "a.py::k"}}, "kernels must be an array of tables"),
     ({"kernels": [{"spec": "s"}]}, "kernels[0].kernel is required"),
     ({"kernels": [{"kernel": "a.py"}]}, 'kernels[0].kernel must be "path/to/file.py::kernel_name", got "a.py"'),

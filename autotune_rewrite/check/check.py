@@ -86,6 +86,7 @@ class CheckResult:
     cached: int = 0  # outcomes read from the cache
     seconds: float = 0.0
     changed: Selection | None = None  # ``--changed-since``: which sites were judged, and why
+    sites: tuple[AutotuneSite, ...] = ()  # every site the scan found (not only the judged ones)
 
     def report(self, strict: bool = False) -> Report:
         """The outcomes; ``found`` when some judged config cannot launch on some target (a
@@ -398,6 +399,7 @@ def check(
         cached=run.cached,
         seconds=time.perf_counter() - start,
         changed=selection,
+        sites=tuple(result.sites),
     )
 
 

@@ -33,6 +33,7 @@ from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, Unanswer
 from autotune_rewrite.evaluate.module_ifs import branch_bindings
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
+from autotune_rewrite.evaluate.provenance import choices_of
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
     CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
@@ -50,6 +51,8 @@ class Evaluator(HelperCalls):
     # Device/env queries answered, and branches they decided, in words ("torch.version.hip = None")
     queries: list[str] = field(default_factory=list)
     loop_depth: int = 0
+    # The literal elements the loops around the current point iterate over (``provenance``)
+    choices: list = field(default_factory=list)
     steps: int = 0
     depth: int = 0
     _module_cache: dict = field(default_factory=dict)
@@ -315,14 +318,30 @@ class Evaluator(HelperCalls):
         self.note("comprehension")
         results: list = []
         self.loop_depth += 1
+        mark = len(self.choices)
         try:
             self._for_in(pm, n.for_in, ChainMap({}, env), results, make)
         finally:
             self.loop_depth -= 1
+            del self.choices[mark:]  # also when an exception left a loop early
         return results
 
+    def looping(self, pm, node, env):
+        """(item, its literal elements) for each item of the iterable ``node``; while the caller
+        handles one, its elements are on ``self.choices``."""
+        items = iterable(self.eval(pm, node, env))
+        of = choices_of(pm, node, env, len(items))
+        for k, item in enumerate(items):
+            mine = of(k)
+            self.choices.extend(mine)
+            try:
+                yield item
+            finally:
+                if mine:
+                    del self.choices[-len(mine):]
+
     def _for_in(self, pm, comp: cst.CompFor, env, results, make):
-        for item in iterable(self.eval(pm, comp.iter, env)):
+        for item in self.looping(pm, comp.iter, env):
             self._tick()
             scope = env.new_child()
             bind(comp.target, item, scope)
@@ -380,7 +399,8 @@ class Evaluator(HelperCalls):
         hook = bound.get("pre_hook")
         shapes = descriptor_shapes(hook.node) if isinstance(hook, Function) else ()
         return ConfigObj(dict(meta), bound.get("num_warps"), bound.get("num_stages"), bound.get("num_ctas"),
-                         bound.get("maxnreg"), hook is not None, span, pm.path if span else None, shapes)
+                         bound.get("maxnreg"), hook is not None, span, pm.path if span else None, shapes,
+                         () if span else tuple(self.choices))
 
     def _external(self, fn: Builtin, args, kwargs, pm, n):
         if fn.name == "builtins.filter":

@@ -76,8 +76,9 @@ class HelperCalls:
             if stmt.orelse is not None or stmt.asynchronous is not None:
                 raise Unresolved("for/else in a helper")
             self.loop_depth += 1
+            mark = len(self.choices)
             try:
-                for item in iterable(self.eval(pm, stmt.iter, env)):
+                for item in self.looping(pm, stmt.iter, env):
                     self._tick()
                     bind(stmt.target, item, env)
                     try:
@@ -88,6 +89,7 @@ class HelperCalls:
                         break
             finally:
                 self.loop_depth -= 1
+                del self.choices[mark:]  # a ``return`` inside the loop leaves it early
         elif isinstance(stmt, cst.If):
             if self.test(pm, stmt.test, env):
                 self._block(pm, stmt.body, env)

@@ -59,10 +59,11 @@ class ConfigObj:
     span: Span | None = None
     path: str | None = None
     descriptor_shapes: tuple = ()
+    choices: tuple = ()  # ElementChoice of each loop that generated it (evaluate/provenance.py)
 
     def freeze(self) -> ConfigValue:
         return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes)
+                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes, self.choices)
 
     def identity(self) -> tuple:
         return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)

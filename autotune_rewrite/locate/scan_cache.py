@@ -22,8 +22,9 @@ from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
 # 3: launch arguments (ArgFact) on each LaunchSite; 4: AutotuneSite.bound_to, ident_line;
-# 5: pre_hook descriptor shapes on configs; 6: configs_by_target (keyed by arch and env too)
-SCHEMA = 6
+# 5: pre_hook descriptor shapes on configs; 6: configs_by_target (keyed by arch and env too);
+# 7: ConfigValue.choices (the literal elements a generated config came from)
+SCHEMA = 7
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
 _LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py", "targets.py")

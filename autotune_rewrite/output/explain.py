@@ -420,6 +420,29 @@ def no_common_config(err: rf.NoCommonConfig) -> str:
 
 
 # --------------------------------------------------------------------------- JSON beside the words
+def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
+    """Why the configs cannot be edited where they are written."""
+    at = f" ({', '.join(f.where)})" if f.where else ""
+    c = [x.label() for x in f.configs] + ["?"]
+    if f.why == "reordered":
+        why = "the variant orders the configs differently from the written list"
+    elif f.why == "not_literal":
+        why = f"config {c[0]} is not made from an element written in a literal list"
+    elif f.why == "entangled":
+        each = "; ".join(f"removing {el} also removes {cfg}" for el, cfg in zip(f.where, c[1:]))
+        why = (f"config {c[0]} cannot be removed alone, every element it is made from also makes a config that "
+               f"launches ({each})")
+    elif f.why == "adds":
+        why = "the variant adds configs, and they are generated, so there is no written list of configs to add them to"
+    elif f.why == "shared":
+        why = (f"{f.user} also reads the list{at}, and the edit would remove its config {c[0]}" if f.configs
+               else f"the list{at} is bound to a name also read elsewhere ({f.user}), which the edit would change too")
+    else:
+        why = f.why
+    hint = "; pass --inline-configs to replace `configs=` with a literal list" if inline_hint else ""
+    return f"no minimal in-place edit: {why}{hint}"
+
+
 def fact_json(f) -> dict | None:
     """A fact's structured fields for ``--format json`` (``kind`` names it); None for a reason
     that is an error's message."""

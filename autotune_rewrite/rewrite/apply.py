@@ -92,6 +92,7 @@ def apply_variants(
     exact: bool = False,
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
+    inline_configs: bool | None = None,
 ) -> ApplyResult:
     """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
     for v in variants:
@@ -124,7 +125,7 @@ def apply_variants(
                 run = run_rewrites(
                     wt_path / rel, variant, kernel=kernel, archs=archs, batch_expr=batch_expr, buckets=buckets,
                     workers=workers, display_path=str(rel), assume_dtype=assume_dtype, assume=assume, exact=exact,
-                    allow_unseen_launches=allow_unseen_launches, env=env,
+                    allow_unseen_launches=allow_unseen_launches, env=env, inline_configs=inline_configs,
                 )
                 runs.append(run)
                 skipped += [(f"{run.prefix}{k}", why) for k, why in run.skipped + run.failed]
@@ -141,7 +142,9 @@ def apply_variants(
                     sha = wt.commit(templating.commit_message(ctx), identity_from=repo)
                     # Two kernels sharing ``path::name`` (``ident_line``) get a branch each.
                     name = kr.site.kernel if kr.site.ident_line is None else f"{kr.site.kernel}-L{kr.site.ident_line}"
-                    made.append((branch_name(run.targets, name, variant), sha, kr, run))
+                    # A per-target kernel is rewritten per branch of its code: one branch each, named
+                    # by the targets that take it.
+                    made.append((branch_name(kr.site.view_targets or run.targets, name, variant), sha, kr, run))
                     wt.reset_hard(base_sha)
             _check_names(repo, [name for name, *_ in made], force)
             branches, bodies = [], []

@@ -1,19 +1,22 @@
-"""The ``configs=`` edit: keep, drop and add ``triton.Config`` elements.
+"""The ``configs=`` edit: keep, drop and add ``triton.Config`` elements where they are written.
 
-When ``configs=`` is a literal list whose elements the scan resolved one by one, only the
-dropped and added elements' lines change. Otherwise (a comprehension, a helper call, a
-variable) the ``configs=`` expression itself is replaced with a literal list, and the summary
-says so, because the generator can no longer express the new list.
+The edit lands where the configs are written (``inplace``): the decorator's own literal list, a
+module variable's, a helper's ``return [...]``, or the literal lists a comprehension or loop
+runs over; only the dropped and added elements change, the decorator stays as it is when the
+list lives elsewhere. When no exact edit exists there, the kernel is refused with the reason,
+unless an inline list is asked for (``--inline-configs``): then ``configs=`` itself becomes a
+literal list and the summary says so.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence as Seq
 
 import libcst as cst
 
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.rewrite import config_text
+from autotune_rewrite.rewrite import config_text, dead_code, inplace
+from autotune_rewrite.rewrite.facts import InPlaceRefused, NoInPlaceEdit
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
@@ -41,33 +44,14 @@ def find_autotune_call(pf: ParsedFile, site: AutotuneSite) -> cst.Call:
     return call
 
 
-def _literal_elements(pf: ParsedFile, site: AutotuneSite, value: cst.BaseExpression) -> list[int] | None:
-    """Element index of each site config when ``value`` is a list literal spelled out one
-    ``Config`` per element in this file; None otherwise."""
-    if not isinstance(value, cst.List) or len(value.elements) != len(site.configs or ()):
-        return None
-    starts = {}
-    for j, el in enumerate(value.elements):
-        if not isinstance(el, cst.Element) or not isinstance(el.value, cst.Call):
-            return None
-        s = pf.span(el.value)
-        starts[(s.start_line, s.start_col)] = j
-    out = []
-    for c in site.configs or ():
-        if c.span is None or (c.path not in (None, site.path)):
-            return None
-        j = starts.get((c.span.start_line, c.span.start_col))
-        if j is None:
-            return None
-        out.append(j)
-    return out if sorted(out) == list(range(len(out))) else None
-
-
 class ConfigRenderer:
     """Text for a planned config: the written element, a derived copy, or a fresh call."""
 
-    def __init__(self, pf: ParsedFile, site: AutotuneSite, call: cst.Call, load: Callable[[str], ParsedFile]):
+    def __init__(self, pf: ParsedFile, site: AutotuneSite, call: cst.Call, load: Callable[[str], ParsedFile],
+                 near: int | None = None):
+        # ``pf``: the file the text goes into; ``near``: where (its quote style is read there).
         self.pf, self.site, self.call, self.load = pf, site, call, load
+        self.near = pf.offsets(call)[0] if near is None else near
         self._alias: str | None = None
 
     def _element(self, index: int) -> tuple[ParsedFile, cst.Call] | None:
@@ -88,36 +72,101 @@ class ConfigRenderer:
             return config_text.derive(pf, node, p.config)
         if self._alias is None:
             self._alias = config_text.config_alias(self.pf, self.call)
-        quote = config_text.quote_char(self.pf, self.pf.offsets(self.call)[0])
+        quote = config_text.quote_char(self.pf, self.near)
         return config_text.fresh(self._alias, quote, p.config)
 
 
 def config_edits(
-    pf: ParsedFile, site: AutotuneSite, decision: Decision, load: Callable[[str], ParsedFile]
-) -> tuple[list[Edit], list[str]]:
-    """Edits to the site's file that turn its config list into ``decision.configs``."""
+    pf: ParsedFile, site: AutotuneSite, decision: Decision, load: Callable[[str], ParsedFile],
+    users: Seq[inplace.User] = (), inline: bool = False, repo_texts: Callable[[], dict[str, str]] | None = None,
+) -> tuple[dict[str, list[Edit]], list[str]]:
+    """Edits (by file) that turn the site's config list into ``decision.configs``: where the
+    configs are written when an exact edit exists there (``inplace``); else, only with
+    ``inline``, ``configs=`` becomes a literal list; else ``InPlaceRefused``."""
     if not decision.changes_configs:
-        return [], []
+        return {}, []
     call = find_autotune_call(pf, site)
     arg = autotune_arg(call, "configs")
     if arg is None:
         raise ValueError(f"{site.ident}: the scan resolved configs but the call has no configs argument")
-    render = ConfigRenderer(pf, site, call, load)
     why = f"{decision.variant}: {len(decision.configs)} config(s) for {site.kernel}"
-    elements = _literal_elements(pf, site, arg.value)
-    if elements is not None:
-        seq = Sequence(pf, arg.value)
-        keep = [elements[p.kept] for p in decision.configs if p.kept is not None]
-        new = [render.text(p) for p in decision.configs if p.kept is None]
-        return seq.keep_and_append(keep, new, why), []
-    # Not a literal list: write the whole list out.
+    kept = [p.kept for p in decision.configs if p.kept is not None]
+    new = [p for p in decision.configs if p.kept is None]
+    first_new = next((i for i, p in enumerate(decision.configs) if p.kept is None), len(decision.configs))
+    if any(p.kept is not None for p in decision.configs[first_new:]):
+        found = NoInPlaceEdit(site.ident, "reordered", ())
+    else:
+        found = inplace.plan(site, kept, len(new), inplace.Written(load, site.path), users)
+    if isinstance(found, inplace.InPlacePlan):
+        return _in_place(pf, site, call, found, new, load, why, arg)
+    if not inline:
+        raise InPlaceRefused(found)
+    edits, notes = _inline(pf, site, call, arg, decision, load, why)
+    if repo_texts is not None:
+        for path, more in dead_code.unused_after_inline(pf, arg.value, load, repo_texts).items():
+            edits.setdefault(path, []).extend(more)
+            notes.append(f"{path}: removed what the inline list left unused")
+    from autotune_rewrite.output.explain import no_in_place_edit  # words live in output/
+
+    notes.insert(0, f"{site.path}:{site.line}: {no_in_place_edit(found, inline_hint=False)}")
+    return edits, notes
+
+
+def _in_place(pf, site, call, found: inplace.InPlacePlan, new, load, why, arg):
+    edits: dict[str, list[Edit]] = {}
+    targets = [(p, s, list(k)) for p, s, k in found.keep]
+    if found.append_to is not None and not any((p, s) == found.append_to for p, s, _ in targets):
+        p, s = found.append_to
+        node = load(p).find(cst.BaseExpression, s, "config list")
+        targets.append((p, s, list(range(len(node.elements)))))
+    for path, span, keep in targets:
+        home = load(path)
+        node = home.find(cst.BaseExpression, span, "config list")
+        texts = []
+        if (path, span) == found.append_to:
+            render = ConfigRenderer(home, site, call, load, near=home.offsets(node)[0])
+            texts = [render.text(p) for p in new]
+        edits.setdefault(path, []).extend(Sequence(home, node).keep_and_append(keep, texts, why))
+    notes = []
+    lo, hi = pf.offsets(arg.value)
+    inside = [p == site.path and lo <= pf.src.span_offsets(s)[0] < hi for p, s, _ in targets]
+    if not all(inside):
+        notes.append(f"{site.path}:{site.line}: edited where the configs are written ({', '.join(found.where)}); "
+                     "the decorator is unchanged")
+    elif pf.span(arg.value) not in [s for _, s, _ in targets]:
+        notes.append(f"{site.path}:{site.line}: removed elements of the literal list(s) the configs are generated "
+                     f"from ({', '.join(found.where)}); the generator stays")
+    return edits, notes
+
+
+def _inline(pf, site, call, arg, decision, load, why):
+    """Write the whole list out in ``configs=`` (asked for with ``--inline-configs``)."""
+    render = ConfigRenderer(pf, site, call, load)
     start, end = pf.offsets(arg.value)
     nl, unit = pf.src.newline, pf.indent_unit()
-    outer = pf.src.indent_at(pf.offsets(arg)[0])
-    body = "".join(f"{outer}{unit}{render.text(p)},{nl}" for p in decision.configs)
-    text = f"[{nl}{body}{outer}]"
     note = (
         f"{site.path}:{site.line}: configs come from {site.configs_origin or 'an expression'}, which cannot "
         f"express the new list; replaced `configs=` with a literal list of {len(decision.configs)}"
     )
-    return [Edit(start, end, text, why)], [note]
+    texts = [render.text(p) for p in decision.configs]
+    open_at = pf.text.index("(", pf.offsets(call.func)[1])
+    close_at = pf.offsets(call)[1] - 1
+    if "\n" not in pf.text[open_at:close_at] and "\r" not in pf.text[open_at:close_at] and pf.text[close_at] == ")":
+        # A one-line call: a list one config per line cannot stay inside it the way black and
+        # ruff format write it, so the call is exploded as they would: one argument per line,
+        # with the magic trailing comma.
+        lead = pf.src.indent_at(open_at)
+        inner = lead + unit
+        body = "".join(f"{inner}{unit}{t},{nl}" for t in texts)
+        parts = []
+        for a in call.args:
+            a_start, a_end = pf.offsets(a)[0], pf.offsets(a.value)[1]
+            if a is arg:
+                parts.append(f"{pf.text[a_start:start]}[{nl}{body}{inner}]")
+            else:
+                parts.append(pf.text[a_start:a_end])
+        text = "(" + nl + "".join(f"{inner}{p},{nl}" for p in parts) + lead + ")"
+        return {site.path: [Edit(open_at, close_at + 1, text, why)]}, [note]
+    outer = pf.src.indent_at(pf.offsets(arg)[0])
+    body = "".join(f"{outer}{unit}{t},{nl}" for t in texts)
+    return {site.path: [Edit(start, end, f"[{nl}{body}{outer}]", why)]}, [note]

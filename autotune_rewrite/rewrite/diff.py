@@ -26,7 +26,10 @@ from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.rewrite.facts import LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused
+from autotune_rewrite.output.explain import no_in_place_edit
+from autotune_rewrite.rewrite.facts import (
+    InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused,
+)
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
 
@@ -44,6 +47,7 @@ class KernelRewrite:
     changes: tuple[FileChange, ...]  # this kernel alone (paths relative to the scan root)
     notes: tuple[str, ...] = ()
     recheck: tuple[KernelReport, ...] = ()  # the rewritten kernel compiled with its new configs
+    others: tuple = ()  # a branch's kernel: the site's other TargetConfigs, to prove them unchanged
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ def run_rewrites(
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
     executor: tuple[str | None, str | None, str | None] = (None, None, None),
+    inline_configs: bool | None = None,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -151,6 +156,10 @@ def run_rewrites(
     outcome, one with no launchable config, a refused variant (v3 with launches it cannot follow,
     unless ``allow_unseen_launches``) or an edit that cannot be made is in ``failed``, a
     bug of ours becomes its internal-error report; every other kernel is still rewritten.
+    Configs are edited where they are written; ``inline_configs`` (default: the setting
+    ``variants.inline_configs``) writes ``configs=`` out as a literal list where that is not exact.
+    A kernel whose configs are chosen per target is rewritten per branch: only the list the
+    targets of that branch take is edited, never inlined (the other branches stay as written).
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
@@ -159,52 +168,66 @@ def run_rewrites(
     path = Path(path)
     settings = Settings.find(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
+    inline = settings.variants.inline_configs if inline_configs is None else inline_configs
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
                                assume=assume, exact=exact, changed_since=changed_since)
     root = Path(result.root)
     targets = result.targets
     settings = settings.with_arch([t.name for t in targets])  # the re-check's scan answers as check's did
-    by_site: dict[str, list[KernelReport]] = {}
+    # One group per site, or per branch of a site whose configs are chosen per target.
+    by_site: dict[tuple[str, tuple[str, ...]], list[KernelReport]] = {}
     sites: dict[str, AutotuneSite] = {}
+    views: dict[tuple[str, tuple[str, ...]], AutotuneSite] = {}
     for r in result.reports:
-        by_site.setdefault(r.site.ident, []).append(r)
+        group = (r.site.ident, r.site.view_targets)
+        by_site.setdefault(group, []).append(r)
         sites[r.site.ident] = r.site
+        views[group] = r.site
+    everyone = result.sites
 
     read = _read(root)
+    python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []
     failed: list[tuple[str, str]] = []
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
-    for ident, reports in by_site.items():
-        site = sites[ident]
+    for (ident, branch), reports in by_site.items():
+        site = views[(ident, branch)]
         # Only a kernel judged for every launch spec is rewritten; the others keep their
         # outcome (a config judged for one spec only proves nothing for the next).
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
             continue
-        if site.target_dependent:  # configs chosen by a device query: never edit them as one list
-            if _dead_somewhere(reports):
-                failed.append((ident, _per_target_refusal(reports)))
-            continue
+        # A branch's candidates are compiled for the targets that take it.
+        mine = tuple(t for t in targets if t.name in branch) if branch else targets
         try:
             # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
             bench = measured.saved_for(root, site) if variant != "prune" else None
-            decision, cands = _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench)
+            decision, cands = _decide(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench)
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
             if decision.add_bs_bucket and not allow_unseen_launches:
                 _refuse_unseen(root, site, settings)
-            own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges)
+            # An inline list would replace every branch: a branch is only edited in place.
+            own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
+                          inline=inline and not branch, repo_texts=python_texts)
+        except InPlaceRefused as exc:
+            failed.append((ident, _on_branch(no_in_place_edit(exc.fact, inline_hint=not branch), branch)))
+            continue
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
-            failed.append((ident, str(exc)))
+            failed.append((ident, _on_branch(str(exc), branch)))
             continue
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
             bugs[ident] = KernelReport(site, None, problem=internal_error(ident, exc, f"deciding {variant}", cache_dir))
             continue
-        kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes))
+        others = ()
+        if branch:
+            whole = next((s for s in everyone if s.ident == ident), None)
+            others = tuple(e for e in (whole.configs_by_target if whole else ()) if not set(e.targets) & set(branch))
+        kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes, others=others))
 
-    changes, notes = _combined(kernels, read, batch_expr, edges)
+    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     if recheck and changes:
         kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
@@ -213,7 +236,7 @@ def run_rewrites(
             else:
                 failed.append((ident, why))
         if lost:  # their edits must not reach the diff
-            changes, notes = _combined(kernels, read, batch_expr, edges)
+            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     outcomes = []
     for r in result.reports:
         if r.site.ident in bugs:
@@ -249,30 +272,41 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
-def _dead_somewhere(reports: Sequence[KernelReport]) -> bool:
-    """Some config cannot launch on some target for any launch spec (one that fails for one
-    spec only, where another spec launches it, is kept: the fleet rule)."""
-    launches: dict[tuple, bool] = {}
-    for r in reports:
-        for v in r.verdicts:
-            k = (config_key(v.config), v.arch)
-            launches[k] = launches.get(k, False) or v.launchable
-    return not all(launches.values())
+def _on_branch(why: str, branch: tuple[str, ...]) -> str:
+    """A per-target kernel's refusal says which branch (the others' lists stay as written)."""
+    if not branch:
+        return why
+    return (f"on {', '.join(branch)} (configs chosen by a device query; only the list those targets take "
+            f"may change, and it cannot): {why}")
 
 
-def _per_target_refusal(reports: Sequence[KernelReport]) -> str:
-    """Why a kernel whose configs are chosen per target is not rewritten (yet)."""
-    dead = sorted({v.arch for r in reports for v in r.verdicts if not v.launchable})
-    return (f"its configs are chosen by a device query and some cannot launch on {', '.join(dead)}; "
-            "diff cannot yet edit only the branch those targets take, and rewriting the whole "
-            "expression would change the other targets' configs, so nothing is emitted for it")
-
-
-def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges):
+def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None):
     """One set of edits per file for the kernels that are rewritten."""
     if len(kernels) == 1:  # the kernel's own edits are the combined ones
         return kernels[0].changes, kernels[0].notes
-    return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges)
+    return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
+                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts)
+
+
+def _python_texts(root: Path):
+    """Every Python file of the checkout (git's view), read once when first asked: an inline list
+    removes a helper only when no other file names it."""
+    cache: dict[str, str] = {}
+
+    def texts() -> dict[str, str]:
+        if not cache:
+            from autotune_rewrite.files import discover
+
+            # Not the scan's excludes: an excluded file may still call the helper.
+            for rel in discover(root).files:
+                if rel.endswith(".py"):
+                    try:
+                        cache[rel] = (root / rel).read_bytes().decode("utf-8", errors="replace")
+                    except OSError:
+                        cache[rel] = ""
+        return cache
+
+    return texts
 
 
 # --------------------------------------------------------------------------- re-check
@@ -317,6 +351,12 @@ def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, us
     ident = d.site.ident
     # A twin (``path::name:LINE``) may have moved: ``after_edit`` follows it through the edit.
     new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
+    branch = d.site.view_targets
+    if new is not None and branch:  # a branch: the others must read what they read before
+        entry = new.entry_for(branch[0])
+        _same_elsewhere(ident, d.site, kr, new, branch)
+        new = new.on_targets(entry) if entry is not None else None
+        targets = [t for t in targets if t.name in branch]
     if new is None or (new.configs is None and not new.target_dependent):
         raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
     specs = []
@@ -355,6 +395,17 @@ def _recheck_views(new: AutotuneSite, targets):
     if not new.target_dependent:
         return [(new, tuple(targets))]
     return [(new.on_targets(e) if (e := new.entry_for(t.name)) else replace(new, configs=None), (t,)) for t in targets]
+
+
+def _same_elsewhere(ident, view: AutotuneSite, kr: "KernelRewrite", new: AutotuneSite, branch) -> None:
+    """The targets outside ``branch`` see the same configs after the edit as before."""
+    before = {t: [config_key(c) for c in (e.configs or ())] for e in kr.others for t in e.targets}
+    for target, keys in before.items():
+        entry = new.entry_for(target)
+        after = [config_key(c) for c in (entry.configs or ())] if entry is not None else None
+        if after != keys:
+            raise RuntimeError(f"{ident}: editing the list for {', '.join(branch)} changed the configs "
+                               f"{target} sees (rewrite bug)")
 
 
 __all__ = ["KernelRewrite", "RewriteRun", "git_prefix", "reproduce_command", "run_rewrites"]

@@ -247,6 +247,37 @@ class LaunchesUnseen:
     kind: str = field(default="launches_unseen", init=False)
 
 
+@dataclass(frozen=True)
+class NoInPlaceEdit:
+    """The new config list cannot be written where the configs are written (``rewrite/inplace``).
+
+    ``why``: ``reordered`` (the variant's order differs), ``not_literal`` (``configs[0]`` is not
+    made from a literal element), ``entangled`` (``configs[0]`` is dead but each element making
+    it, ``where[k]``, also makes the launchable ``configs[k + 1]``), ``adds`` (the variant adds
+    configs and the list is generated), ``shared`` (``user`` also reads the element, and would
+    lose ``configs[0]``)."""
+
+    ident: str
+    why: str
+    configs: tuple[ConfigValue, ...]
+    where: tuple[str, ...] = ()  # ``path:line`` of the lists concerned
+    user: str | None = None
+    kind: str = field(default="no_in_place_edit", init=False)
+
+
+class InPlaceRefused(UserError):
+    """No minimal in-place edit, and no inline list asked for (``--inline-configs``)."""
+
+    def __init__(self, fact: NoInPlaceEdit):
+        super().__init__(fact.ident)
+        self.fact = fact
+
+    def __str__(self) -> str:
+        from autotune_rewrite.output.explain import no_in_place_edit  # words live in output/
+
+        return no_in_place_edit(self.fact)
+
+
 Fact = (Dropped | Guarded | KeptForSpec | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
         | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
 

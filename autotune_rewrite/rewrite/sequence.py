@@ -30,6 +30,15 @@ class Item:
     comma_end: int | None  # offset just after this item's comma, None without one
 
 
+def _outer(pf: ParsedFile, node: cst.CSTNode) -> tuple[int, int]:
+    """``node``'s offsets with its own parentheses (LibCST's position of ``(1, 2)`` is ``1, 2``)."""
+    s, e = pf.offsets(node)
+    lpar, rpar = getattr(node, "lpar", ()), getattr(node, "rpar", ())
+    if lpar and rpar:
+        s, e = pf.offsets(lpar[0])[0], pf.offsets(rpar[-1])[1]
+    return s, e
+
+
 class Sequence:
     def __init__(self, pf: ParsedFile, node: cst.CSTNode) -> None:
         self.pf = pf
@@ -43,7 +52,7 @@ class Sequence:
             raise TypeError(f"not a sequence: {type(node).__name__}")
         items = []
         for part in parts:
-            s, e = pf.offsets(part.value)
+            s, e = _outer(pf, part.value)
             if isinstance(part, cst.Arg) and (part.keyword is not None or part.star):
                 s = pf.offsets(part)[0]  # ``name=value`` / ``*x`` start before the value
             comma = part.comma
@@ -53,7 +62,9 @@ class Sequence:
         start, end = pf.offsets(node)
         if isinstance(node, cst.Call):
             self.open_end = text.index("(", pf.offsets(node.func)[1]) + 1
-        else:  # a tuple's own parentheses are its (first) lpar
+        elif isinstance(node, cst.Tuple) and node.lpar:  # LibCST's span of a tuple leaves out its parentheses
+            self.open_end = pf.offsets(node.lpar[-1])[1]
+        else:
             self.open_end = text.index({cst.List: "[", cst.Set: "{", cst.Tuple: "("}[type(node)], start) + 1
         after = (items[-1].comma_end or items[-1].end) if items else self.open_end
         # Only whitespace, comments and a trailing comma can sit between the last item and the bracket.

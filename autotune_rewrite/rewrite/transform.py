@@ -13,10 +13,12 @@ from typing import Callable, Sequence as Seq
 import libcst as cst
 
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
 from autotune_rewrite.rewrite.device_guard import guard_edits
 from autotune_rewrite.rewrite.edits import Edit, apply_edits
+from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.variants import Decision
 
@@ -65,10 +67,17 @@ def rewrite(
     *,
     batch_expr: str | None = None,
     buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
+    sites: Seq[AutotuneSite] = (),
+    inline: bool = False,
+    repo_texts: Callable[[], dict[str, str]] | None = None,
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
-    (paths as the scan reported them, newlines untranslated)."""
-    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets)
+    (paths as the scan reported them, newlines untranslated). ``sites``: every site of the scan
+    (an in-place edit must not change what the others read); ``inline``: write ``configs=`` out
+    as a literal list where no in-place edit exists (else that is ``InPlaceRefused``), and remove
+    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given."""
+    changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline,
+                                 repo_texts=repo_texts)
     return RewriteResult(decision, changes, notes)
 
 
@@ -78,6 +87,9 @@ def rewrite_all(
     *,
     batch_expr: str | None = None,
     buckets: Seq[int] = bucket.DEFAULT_BUCKETS,
+    sites: Seq[AutotuneSite] = (),
+    inline: bool = False,
+    repo_texts: Callable[[], dict[str, str]] | None = None,
 ) -> tuple[tuple[FileChange, ...], tuple[str, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
     files = _Files(read)
@@ -85,7 +97,8 @@ def rewrite_all(
     helpers: set[str] = set()
     for decision in decisions:
         if not (decision.skipped or decision.needs):
-            notes += _collect(decision, files, helpers, batch_expr, buckets)
+            notes += _collect(decision, files, helpers, batch_expr, buckets, users_of(decision, sites), inline,
+                              repo_texts)
     changes = []
     for path, path_edits in files.edits.items():
         if not path_edits:
@@ -102,11 +115,29 @@ def rewrite_all(
     return tuple(sorted(changes, key=lambda c: c.path)), tuple(notes)
 
 
-def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets) -> list[str]:
+def users_of(decision: Decision, sites: Seq[AutotuneSite]) -> tuple[User, ...]:
+    """Every other reader of config lists: the other sites, and this site's other branches (the
+    targets the decision is not for)."""
+    me, mine = decision.site.ident, set(decision.site.view_targets)
+    out = []
+    for s in sites:
+        if not s.configs_by_target:
+            if s.ident != me and s.configs:
+                out.append(User(s.ident, s.configs))
+            continue
+        for e in s.configs_by_target:
+            if e.configs and (s.ident != me or not mine & set(e.targets)):
+                out.append(User(f"{s.ident} on {', '.join(e.targets)}", e.configs))
+    return tuple(out)
+
+
+def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets, users, inline,
+             repo_texts=None) -> list[str]:
     site = decision.site
     pf = files(site.path)
-    edits, notes = config_edits(pf, site, decision, files)
-    files.add(site.path, edits)
+    edits, notes = config_edits(pf, site, decision, files, users, inline, repo_texts)
+    for path, path_edits in edits.items():
+        files.add(path, path_edits)
     files.add(site.path, guard_edits(pf, site, decision, find_autotune_call(pf, site)))  # fleet: some targets only
     if not decision.add_bs_bucket:
         return notes

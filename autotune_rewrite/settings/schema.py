@@ -81,6 +81,12 @@ def _bucket_edges(value: Any, where: Where) -> tuple[int, ...]:
     return tuple(edges)
 
 
+def _flag(value: Any, where: Where) -> bool:
+    if not isinstance(value, bool):
+        raise where.error(f"must be true or false, got {value!r}")
+    return value
+
+
 def _spec_entries(value: Any, where: Where) -> tuple["SpecEntry", ...]:
     entries = array_of(SpecEntry)(value, where)
     seen: set[tuple[str, str]] = set()
@@ -146,6 +152,9 @@ class Variants:
 
     buckets: tuple[int, ...] | None = field(default=None, metadata=key(
         _bucket_edges, "list of int", "v3's batch-size bucket edges (`--buckets` overrides), e.g. [8, 48]"))
+    inline_configs: bool = field(default=False, metadata=key(
+        _flag, "bool", "where no exact edit of the written config list exists, replace `configs=` with a literal "
+        "list (`--inline-configs`); default: refuse that kernel, saying why"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,301 @@
+"""Configs edited where they are written (issue 10, item 3).
+
+Each case is a git repository in tmp_path holding the projection kernel (``BLOCK_D=256`` cannot
+launch on sm_120 at any stage count; ``BLOCK_D=128`` only at ``num_stages=2``) with its configs
+written somewhere other than the decorator: a helper of another module, a module variable, the
+iterable of a comprehension. ``diff --variant prune`` really compiles (cached) and re-checks the
+patched tree. Every fixture is written as black and ruff format it, and the patched files must
+pass ``black --check`` and ``ruff format --check`` too.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from projection_kernel import PROJECTION_SETTINGS, projection_def
+from rewrite_e2e import commit_tree
+
+from autotune_rewrite.rewrite.diff import run_rewrites
+
+HEAD = "import triton\nimport triton.language as tl\n"
+
+
+def _kernel(decorator: str, above: str = "", imports: str = "") -> str:
+    gap = "\n\n\n" if above else "\n\n"  # two blank lines before a top-level def, as black writes
+    return f"{imports}{HEAD}{above}{gap}{decorator}\n@triton.jit\n{projection_def('proj_kernel')}"
+
+
+HELPER = '''import triton
+
+
+def proj_configs():
+    return [
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),
+    ]
+'''
+
+MODULE_VARIABLE = '''
+CONFIGS = [
+    # tuned on an H100
+    triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+    triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+]'''
+
+PRODUCT = ("@triton.autotune(\n"
+           '    configs=[triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s) for bd, s in itertools.product(BLOCKS, [2, 4])],\n'
+           '    key=["D"],\n)')
+
+ENTANGLED_HELPER = '''import itertools
+
+import triton
+
+
+def proj_configs():
+    return [
+        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)
+        for bd, s in itertools.product([64, 128], [2, 4])
+    ]
+'''
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    # The formatters' own settings, as many kernel repositories have them (the kernel's lines are long).
+    formatters = "[tool.black]\nline-length = 120\n\n[tool.ruff]\nline-length = 120\n\n"
+    (root / "pyproject.toml").write_text(formatters + PROJECTION_SETTINGS.replace("KERNEL", "proj_kernel"))
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return commit_tree(root)
+
+
+def _formatted(path: Path) -> dict[str, bool]:
+    """Whether black and ruff's formatter leave ``path`` as it is."""
+    out = {}
+    for tool, args in (("black", ["-m", "black", "--check", "-q"]), ("ruff", ["-m", "ruff", "format", "--check", "-q"])):
+        proc = subprocess.run([sys.executable, *args, str(path)], capture_output=True, text=True, cwd=path.parent)
+        assert proc.returncode in (0, 1), proc.stderr  # 2: the formatter itself failed
+        out[tool] = proc.returncode == 0
+    return out
+
+
+def _diff(root: Path, cache: Path, **kw):
+    run = run_rewrites(root, "prune", workers=2, cache_dir=cache, display_path=".", **kw)
+    return run, {c.path: c for c in run.changes}
+
+
+def _patched(tmp_path: Path, root: Path, run) -> Path:
+    """A copy of ``root`` with the run's changes written (the user's tree is never written)."""
+    out = tmp_path / "patched"
+    shutil.copytree(root, out, ignore=shutil.ignore_patterns(".git"))
+    for c in run.changes:
+        (out / c.path).write_text(c.after)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _formatters():
+    for tool in ("black", "ruff"):
+        pytest.importorskip(tool, reason=f"{tool} is in the test extra")
+
+
+def test_a_helpers_list_in_another_module_is_pruned_there(tmp_path, cache):
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": HELPER, "proj.py": proj})
+    assert _formatted(root / "cfg.py") == _formatted(root / "proj.py") == {"black": True, "ruff": True}
+    run, changed = _diff(root, cache)
+    assert sorted(changed) == ["cfg.py"]  # the decorator and its import are untouched
+    assert changed["cfg.py"].after == HELPER.replace('        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "")
+    assert any("edited where the configs are written (cfg.py:5); the decorator is unchanged" in n for n in run.notes)
+    assert [k.recheck for k in run.kernels] and not run.failed
+    assert _formatted(_patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
+
+
+def test_a_module_variable_is_pruned_in_place_with_its_comment(tmp_path, cache):
+    root = _repo(tmp_path, {"proj.py": _kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=MODULE_VARIABLE)})
+    before = (root / "proj.py").read_text()
+    run, changed = _diff(root, cache)
+    expected = before.replace('    # tuned on an H100\n    triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "")
+    assert changed["proj.py"].after == expected
+    assert '@triton.autotune(configs=CONFIGS, key=["D"])' in expected
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == _formatted(root / "proj.py") == {"black": True, "ruff": True}
+
+
+def test_a_comprehensions_iterable_loses_the_dead_element(tmp_path, cache):
+    src = _kernel(PRODUCT, above="\nBLOCKS = [64, 256]", imports="import itertools\n\n")
+    root = _repo(tmp_path, {"proj.py": src})
+    assert _formatted(root / "proj.py") == {"black": True, "ruff": True}
+    run, changed = _diff(root, cache)
+    # BLOCK_D=256 is dead at both stage counts: removing it from BLOCKS removes exactly those two.
+    assert changed["proj.py"].after == src.replace("BLOCKS = [64, 256]", "BLOCKS = [64]")
+    assert [c.label() for c in run.kernels[0].recheck[0].site.configs] == ["BLOCK_D=64 w4 s2", "BLOCK_D=64 w4 s4"]
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+def test_a_loop_tuple_of_a_helper_keeps_the_one_element_tuple_comma(tmp_path, cache):
+    helper = ("import triton\n\n\ndef proj_configs():\n    out = []\n    for bd in (64, 256):\n"
+              '        out.append(triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=2))\n    return out\n')
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": helper, "proj.py": proj})
+    run, changed = _diff(root, cache)
+    assert changed["cfg.py"].after == helper.replace("(64, 256)", "(64,)")
+    assert _formatted(_patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
+
+
+def test_no_minimal_in_place_edit_is_said_and_nothing_changes(tmp_path, cache):
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
+    run, changed = _diff(root, cache)
+    assert changed == {}
+    [(ident, why)] = run.failed
+    assert ident == "proj.py::proj_kernel"
+    assert why.startswith(
+        "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone, every element it is made from "
+        "also makes a config that launches (removing `128` at cfg.py:9 also removes BLOCK_D=128 w4 s2; removing `4` "
+        "at cfg.py:9 also removes BLOCK_D=64 w4 s4)")
+    assert "--inline-configs" in why
+    assert run.exit_code == 1  # a change is needed and cannot be made
+
+
+def test_the_inline_fallback_removes_the_helper_and_imports_it_left_unused(tmp_path, cache):
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
+    run, changed = _diff(root, cache, inline_configs=True)
+    assert not run.failed
+    after = changed["proj.py"].after
+    assert "from cfg import proj_configs" not in after and after.startswith(HEAD)
+    assert 'triton.Config({"BLOCK_D": 128}, num_warps=4, num_stages=2)' in after
+    assert 'num_stages=4' in after and '"BLOCK_D": 128}, num_warps=4, num_stages=4' not in after
+    assert changed["cfg.py"].after == ""  # the helper and both imports only it used
+    assert any("no minimal in-place edit" in n for n in run.notes)
+    # The one-line decorator is exploded as the formatters write a call holding a multi-line list.
+    assert '@triton.autotune(\n    configs=[\n        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),\n' in after
+    assert '    ],\n    key=["D"],\n)\n@triton.jit\n' in after
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+def test_the_inline_fallback_keeps_a_helper_someone_else_uses(tmp_path, cache):
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    other = "from cfg import proj_configs\n\nALL = proj_configs()\n"
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj, "other.py": other})
+    run, changed = _diff(root, cache, inline_configs=True)
+    assert "from cfg import proj_configs" not in changed["proj.py"].after  # unused in proj.py itself
+    assert "cfg.py" not in changed  # other.py still calls it
+
+
+def test_a_list_two_kernels_read_is_not_edited_for_one(tmp_path, cache):
+    both = _kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=MODULE_VARIABLE)
+    both += "\n\n" + 'proj_twin = triton.autotune(configs=CONFIGS, key=["B"])(triton.jit(proj_kernel.fn))\n'
+    root = _repo(tmp_path, {"proj.py": both})
+    run, changed = _diff(root, cache, kernel="proj.py::proj_kernel")
+    if not run.failed:  # the twin was not recognised as a second reader: then nothing to assert here
+        pytest.skip("the scan does not see the second reader")
+    assert changed == {}
+    assert "also reads the list" in run.failed[0][1]
+
+
+TIERS = '''
+import torch
+
+
+def smem_tier():
+    props = triton.runtime.driver.active.utils.get_device_properties(torch.cuda.current_device())
+    return "large" if props["max_shared_mem"] >= 200 * 1024 else "small"
+
+
+if smem_tier() == "large":
+    CONFIGS = [
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+    ]
+else:
+    CONFIGS = [
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+    ]'''
+
+
+def test_only_the_branch_a_target_takes_is_edited(tmp_path, cache):
+    src = _kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=TIERS)
+    root = _repo(tmp_path, {"proj.py": src})
+    run, changed = _diff(root, cache, archs=["sm_90", "sm_120"])
+    assert not run.failed, run.failed
+    # BLOCK_D=256 (139,264 B) launches on sm_90 and stays in the list sm_90 takes; sm_120's loses it.
+    small = src.index("else:")
+    expected = src[:small] + src[small:].replace('        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "", 1)
+    assert changed["proj.py"].after == expected
+    [kernel] = [k for k in run.kernels if k.changes]  # sm_90's branch is one kernel view too, unchanged
+    assert kernel.site.view_targets == ("sm_120",) and kernel.recheck
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+def test_a_variant_adding_configs_appends_to_the_helpers_written_list(tmp_path):
+    """No compile: the scan's site and a v2-like plan (keep 0 and 2, add tile 0 at 8 warps, 3 stages)."""
+    from rewrite_assert import plan, run_rewrite
+
+    from autotune_rewrite.locate.scan import scan
+
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": HELPER, "proj.py": proj})
+    [site] = scan(root, jobs=1).sites
+    files = {"cfg.py": HELPER, "proj.py": proj}
+    result = run_rewrite(files, site, "v2", plan(site, [("keep", 0), ("keep", 2), ("new", 0, 8, 3)]))
+    assert [c.path for c in result.changes] == ["cfg.py"]
+    assert result.changes[0].after == HELPER.replace(
+        '        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "").replace(
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n',
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2),\n'
+        '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=3),\n')
+
+
+def test_the_cli_says_why_and_inlines_only_when_asked(tmp_path, cache):
+    from rewrite_e2e import cli
+
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
+    refused = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone" in refused.stderr
+    inlined = cli("diff", "--variant", "prune", "--check", "--inline-configs", ".", cwd=root, cache=cache)
+    assert inlined.returncode == 1, inlined.stderr
+    assert "+++ b/proj.py" in inlined.stdout and "+++ b/cfg.py" in inlined.stdout
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text()
+                                         + "\n[tool.autotune-rewrite.variants]\ninline_configs = true\n")
+    by_setting = cli("diff", "--variant", "prune", ".", cwd=root, cache=cache)
+    assert by_setting.returncode == 0 and by_setting.stdout == inlined.stdout
+
+
+SHARED_BY_BRANCHES = '''
+import torch
+
+
+def is_hip():
+    return torch.version.hip is not None
+
+
+def proj_configs():
+    base = [
+        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),
+    ]
+    if is_hip():
+        return base + [triton.Config({"BLOCK_D": 32}, num_warps=4, num_stages=1)]
+    return base'''
+
+
+def test_a_list_the_hip_branch_also_reads_is_not_edited_for_cuda(tmp_path, cache):
+    root = _repo(tmp_path, {"proj.py": _kernel('@triton.autotune(configs=proj_configs(), key=["D"])',
+                                               above=SHARED_BY_BRANCHES)})
+    run, changed = _diff(root, cache)
+    assert changed == {}
+    [(ident, why)] = run.failed
+    assert why.startswith("on sm_120 (configs chosen by a device query; only the list those targets take may "
+                          "change, and it cannot): no minimal in-place edit: the list (proj.py:12) is bound to a "
+                          "name also read elsewhere (`base` read at proj.py:18)")
+    assert "--inline-configs" not in why  # an inline list would replace the HIP branch too
