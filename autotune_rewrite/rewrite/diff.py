@@ -353,9 +353,8 @@ def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, us
     new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
     branch = d.site.view_targets
     if new is not None and branch:  # a branch: the others must read what they read before
-        entry = new.entry_for(branch[0])
         _same_elsewhere(ident, d.site, kr, new, branch)
-        new = new.on_targets(entry) if entry is not None else None
+        # Each of the branch's targets is checked on its own view (a device guard may split them).
         targets = [t for t in targets if t.name in branch]
     if new is None or (new.configs is None and not new.target_dependent):
         raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
