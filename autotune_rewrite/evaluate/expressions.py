@@ -29,10 +29,12 @@ import libcst as cst
 
 from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
+from autotune_rewrite.evaluate.classes import BoundFunction, ClassCalls, ClassValue, Instance
+from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, PathMethod, RepoPath
 from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
-from autotune_rewrite.evaluate.module_ifs import branch_bindings
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
+from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
     CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
@@ -40,7 +42,7 @@ from autotune_rewrite.evaluate.values import (
 )
 
 @dataclass
-class Evaluator(HelperCalls):
+class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
     """Evaluates nodes of one or more ``ParsedModule``s. ``resolve(fq)`` returns the value of a
     module-level name of another module (or raises)."""
 
@@ -52,8 +54,14 @@ class Evaluator(HelperCalls):
     loop_depth: int = 0
     steps: int = 0
     depth: int = 0
+    # Per block (a module's path, a function's ``def``): the line the evaluation is at there
+    # (``scopes``: the binding in force at that line is read).
+    positions: dict = field(default_factory=dict)
+    # Reads a file of the tree by its root-relative path (None when absent); None: the
+    # per-file pass, which leaves data files to the linking pass (``data_files``).
+    read_data: Callable[[str], bytes | None] | None = None
+    data_files: list[str] = field(default_factory=list)  # the data files read, in order
     _module_cache: dict = field(default_factory=dict)
-    _bindings: dict = field(default_factory=dict)
 
     def note(self, what: str) -> None:
         if what not in self.origin:
@@ -77,65 +85,16 @@ class Evaluator(HelperCalls):
             raise Unresolved("too large to evaluate statically")
 
     # -- names --------------------------------------------------------------------------------
-    def module_value(self, pm, name: str):
-        """Value of module-level ``name`` in ``pm`` (evaluated once, cycles refused)."""
-        key = (pm.path, name)
-        if key in self._module_cache:
-            val = self._module_cache[key]
-            if val is _IN_PROGRESS:
-                raise Unresolved(f"`{name}` refers to itself")
-            return val
-        bindings = self._bindings.get(pm.path)
-        if bindings is None:
-            bindings = self._bindings[pm.path] = pm.module_bindings()
-        found = bindings.get(name)
-        if not found:
-            found = self._branch_binding(pm, name)
-        if not found:
-            raise Unresolved(f"`{name}` is not a module-level name of {pm.path}")
-        if len(found) > 1:
-            raise Unresolved(f"`{name}` is assigned {len(found)} times at module level in {pm.path}")
-        node = found[0]
-        if isinstance(node, cst.FunctionDef):
-            val = Function(pm, node)
-        elif isinstance(node, cst.ClassDef):
-            raise Unresolved(f"`{name}` is a class")
-        else:
-            self._module_cache[key] = _IN_PROGRESS
-            try:
-                val = self.eval(pm, node, {})
-                self.note("module variable")
-            finally:
-                self._module_cache.pop(key, None)
-        self._module_cache[key] = val
-        return val
-
-    def _branch_binding(self, pm, name: str) -> list:
-        """The binding of ``name`` made under module-level ``if``/``else`` (often on an env var
-        or a device query), in the branch this evaluation takes; [] when no ``if`` binds it."""
-        chain = branch_bindings(pm.tree.body, name)
-        while chain is not None:
-            test, taken_body, other_body = chain
-            try:
-                taken = self.test(pm, test, {})
-            except (Pending, TargetQuery, UnansweredQuery):
-                raise
-            except Unresolved:
-                raise Unresolved(unknowns.runtime_binding(name, short(pm, test))) from None
-            body = taken_body if taken else other_body
-            found, chain = body.found, body.nested
-            if found:
-                self.note("module-level if/else")
-                return found
-            if chain is None:
-                raise Unresolved(unknowns.not_bound_on_branch(name, short(pm, test), taken))
-        return []
-
     def _name(self, pm, node: cst.Name, env):
         if node.value in env:
             return env[node.value]
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
+        if node.value == "__file__":
+            return RepoPath(pm.path)
+        local = self.local_value(pm, node)
+        if local is not NOT_LOCAL:
+            return local
         return self._qualified(pm, node, node.value)
 
     def _qualified(self, pm, node, text: str):
@@ -143,14 +102,21 @@ class Evaluator(HelperCalls):
         if not names:
             raise Unresolved(f"`{text}` is not known statically")
         for fq in sorted(names):
+            if fq in DATA_CALLS:
+                return Builtin(fq)
             known, value = self.answers.lookup(fq)
             if known:
                 if is_query(fq) and not isinstance(value, (Builtin, DeviceRecord)):
                     self.asked(f"{text} = {value!r}")
                 return value
             prefix = pm.module_name + "."
-            if fq.startswith(prefix) and "." not in fq[len(prefix):]:
-                return self.module_value(pm, fq[len(prefix):])
+            if fq.startswith(prefix):
+                # ``NAME`` or ``Loader.ATTR`` of this module: read where the evaluation is.
+                head, *tail = fq[len(prefix):].split(".")
+                value = self.module_value(pm, head)
+                for attr in tail:
+                    value = self.get_attribute(value, attr, self._plain_attribute)
+                return value
         fq = sorted(names)[0]
         if fq.startswith("builtins."):
             raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
@@ -185,11 +151,16 @@ class Evaluator(HelperCalls):
         dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
         if not dotted or not _names(pm, n):
             obj = self.eval(pm, n.value, env)
-            value = attribute(obj, n.attr.value)
+            value = self.get_attribute(obj, n.attr.value, self._plain_attribute)
             if isinstance(obj, DeviceRecord):
                 self.asked(f"{short(pm, n)} = {value!r}")
             return value
         return self._qualified(pm, n, short(pm, n))
+
+    def _plain_attribute(self, obj, attr: str):
+        if isinstance(obj, (RepoPath, FileHandle)):
+            return self.path_attribute(obj, attr)
+        return attribute(obj, attr)
 
     def _elements(self, pm, elements, env) -> list:
         out: list = []
@@ -340,19 +311,96 @@ class Evaluator(HelperCalls):
 
     def _e_Call(self, pm, n, env):
         fn = self.eval(pm, n.func, env)
-        if any(a.star for a in n.args):
-            raise Unresolved(f"`{short(pm, n)}` passes *args/**kwargs")
-        args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None]
-        kwargs = {a.keyword.value: self.eval(pm, a.value, env) for a in n.args if a.keyword is not None}
+        if fn == CONFIG_MARKER and self.loop_depth == 0 and not any(a.star for a in n.args):
+            return self._written_config(pm, n, env)
+        args, kwargs = self._arguments(pm, n, env)
         if fn == CONFIG_MARKER:
             return self._config(pm, n, args, kwargs)
         if isinstance(fn, Builtin):
+            if fn.name in DATA_CALLS:
+                return self.data_call(fn.name, args, kwargs)
+            if fn.name in ("builtins.getattr", "builtins.hasattr"):
+                return self._getattr(fn.name, args)
             return self._external(fn, args, kwargs, pm, n)
         if isinstance(fn, Function):
             return self.call(fn, args, kwargs)
-        if isinstance(fn, BoundMethod):
+        if isinstance(fn, BoundFunction):
+            return self.call(fn.fn, [fn.obj, *args], kwargs)
+        if isinstance(fn, ClassValue):
+            return self.instantiate(fn, args, kwargs)
+        if isinstance(fn, (BoundMethod, PathMethod)):
             return fn(args, kwargs)
         raise Unresolved(f"`{short(pm, n.func)}` is not a function the locator can evaluate")
+
+    def _arguments(self, pm, n: cst.Call, env) -> tuple[list, dict]:
+        """A call's arguments, ``*xs`` and ``**d`` spread when their values are known."""
+        args: list = []
+        kwargs: dict = {}
+        for a in n.args:
+            value = self.eval(pm, a.value, env)
+            if a.star == "*":
+                args.extend(iterable(value))
+            elif a.star == "**":
+                if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+                    raise Unresolved(f"`{short(pm, n)}` passes ** of something that is not a dict of names")
+                kwargs.update(value)
+            elif a.keyword is None:
+                args.append(value)
+            else:
+                kwargs[a.keyword.value] = value
+        return args, kwargs
+
+    def _getattr(self, name: str, args: list):
+        """``getattr(obj, "name"[, default])`` / ``hasattr(obj, "name")`` on a known value."""
+        if len(args) not in (2, 3) or not isinstance(args[1], str):
+            raise Unresolved(f"`{name.split('.')[-1]}` without a literal attribute name")
+        try:
+            value = self.get_attribute(args[0], args[1], self._plain_attribute)
+        except (Pending, TargetQuery, UnansweredQuery):
+            raise
+        except Unresolved:
+            if name == "builtins.hasattr" and isinstance(args[0], (dict, list, ConfigObj, Instance)):
+                return False
+            if len(args) == 3 and isinstance(args[0], (ConfigObj, Instance)):
+                return args[2]
+            raise
+        return True if name == "builtins.hasattr" else value
+
+    def _written_config(self, pm, n: cst.Call, env) -> ConfigObj:
+        """A ``triton.Config(...)`` written out (not generated by a loop): a field whose value
+        is only known at run time is kept as unknown (with its reason), the others resolved,
+        so the scan still shows the config; ``check`` does not judge such a site."""
+        unknown: dict[str, str] = {}
+
+        def field(node, name):
+            try:
+                return self.eval(pm, node, env)
+            except (Pending, TargetQuery, UnansweredQuery):
+                raise
+            except Unresolved as exc:
+                unknown[name] = str(exc)
+                return None
+
+        args, kwargs = [], {}
+        for i, a in enumerate(n.args):
+            name = a.keyword.value if a.keyword is not None else (CONFIG_POSITIONAL[i] if i < len(CONFIG_POSITIONAL) else "?")
+            if name == "kwargs" and isinstance(a.value, cst.Dict) and not any(
+                    isinstance(el, cst.StarredDictElement) for el in a.value.elements):
+                value = {}
+                for el in a.value.elements:
+                    key = self.eval(pm, el.key, env)
+                    value[key] = field(el.value, key) if isinstance(key, str) else self.eval(pm, el.value, env)
+            elif name == "pre_hook":
+                value = self.eval(pm, a.value, env)
+            else:
+                value = field(a.value, name)
+            if a.keyword is None:
+                args.append(value)
+            else:
+                kwargs[name] = value
+        obj = self._config(pm, n, args, kwargs)
+        obj.unknown = tuple(unknown.items())
+        return obj
 
     def _config(self, pm, n, args, kwargs) -> ConfigObj:
         bound = dict(zip(CONFIG_POSITIONAL, args))
@@ -391,7 +439,6 @@ class Evaluator(HelperCalls):
         raise Unresolved("filter/map with a function the locator cannot evaluate")
 
 
-_IN_PROGRESS = object()
 
 
 def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:

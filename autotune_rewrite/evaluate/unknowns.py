@@ -42,3 +42,7 @@ def runtime_binding(name: str, test: str) -> str:
 
 def not_bound_on_branch(name: str, test: str, taken: bool) -> str:
     return f"`{name}` is not bound when `{test}` is {taken}"
+
+
+def parameter(name: str, function: str) -> str:
+    return f"`{name}` is a parameter of `{function}`, only known when it is called"

@@ -59,13 +59,15 @@ class ConfigObj:
     span: Span | None = None
     path: str | None = None
     descriptor_shapes: tuple = ()
+    unknown: tuple = ()  # ((field, reason), ...): fields only known at run time
 
     def freeze(self) -> ConfigValue:
         return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes)
+                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes, self.unknown)
 
     def identity(self) -> tuple:
-        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)
+        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
+                self.has_pre_hook, self.unknown)
 
 
 @dataclass
