@@ -100,7 +100,7 @@ class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
     def _qualified(self, pm, node, text: str):
         names = _names(pm, node)
         if not names:
-            raise Unresolved(f"`{text}` is not known statically")
+            raise Unresolved(unknowns.no_binding(text))
         for fq in sorted(names):
             if fq in DATA_CALLS:
                 return Builtin(fq)

@@ -21,6 +21,7 @@ import libcst as cst
 
 from autotune_rewrite.files import module_name
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Unresolved
+from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
@@ -129,7 +130,7 @@ class Project:
                 if there is not None and there != where:
                     return self.resolve(origin, answers)
         if where is None:
-            raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+            raise Unresolved(unknowns.not_in_tree(fq))
         pm = self.parsed(where[0])
         if pm is None:
             raise Unresolved(f"uses `{fq}` from {where[0]}, which does not parse")
