@@ -141,3 +141,46 @@ def test_changed_since_notices_a_data_file(repo, cache):
     assert "json_kernel" in kernels and "loader_kernel" not in kernels and "yaml_kernel" not in kernels
     assert [c["label"] for c in kernels["json_kernel"]["configs"]] == ["BLOCK=32 w4 s3"]  # the scan cache saw it too
     assert "pkg/configs.json" in json.dumps(out["changed_since"])
+
+
+def test_a_rewrite_of_data_file_configs_names_the_data_file(repo, cache):
+    # 64 warps = 2,048 threads: cannot launch, so prune changes the configs read from the file
+    (repo / "pkg" / "configs.json").write_text(
+        '{"copy": [{"kwargs": {"BLOCK": 64}, "num_warps": 4}, {"kwargs": {"BLOCK": 1024}, "num_warps": 64}]}\n')
+    proc = cli(repo, cache, "diff", "--variant", "prune", ".", "--kernel", "json_kernel")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "configs are read from pkg/configs.json" in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------------- the evaluator itself
+def test_one_wording_for_an_environment_read_wherever_it_is_met():
+    from autotune_rewrite.evaluate import unknowns
+    from autotune_rewrite.locate.facts import pending_resolver
+
+    neutral = unknowns.needs_target("os.environ.get")
+    assert unknowns.not_in_tree("os.environ.get") == neutral and "--env" in neutral
+    try:
+        pending_resolver(frozenset({"pkg"}))("os.getenv")
+    except Exception as exc:  # noqa: BLE001 - the per-file pass words it as the evaluator does
+        assert str(exc) == unknowns.needs_target("os.getenv")
+    assert "device query" in unknowns.not_in_tree("torch.cuda.mem_get_info")
+
+
+def test_names_read_where_the_evaluation_is():
+    from autotune_rewrite.evaluate import Evaluator, outcome
+    from autotune_rewrite.locate.parsed import ParsedModule
+
+    source = "X = [1]\nX = X + [2]\nY = X\nX = [9]\nA, (B, C) = 1, (2, 3)\n"
+    pm = ParsedModule.parse("m.py", source, "m", False)
+    node = pm.module_bindings()["Y"][0]
+
+    def at(line):
+        return outcome(Evaluator(resolve=lambda fq: None, positions={"m.py": line}), pm, node).value
+
+    assert at(3) == [1, 2]  # ``X = X + [2]`` reads the X bound above it
+    assert at(5) == [9]
+    assert at(None) == [9]  # an importer sees the last binding
+    c = pm.module_bindings()  # tuple targets are not plain bindings, but the evaluator reads them
+    assert "C" not in c
+    ev = Evaluator(resolve=lambda fq: None)
+    assert ev.module_value(pm, "C") == 3

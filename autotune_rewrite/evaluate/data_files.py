@@ -82,7 +82,7 @@ def _parse(rel: str, data: bytes, kind: str) -> Any:
     try:
         if kind == "json":
             return json.loads(data)
-        import yaml  # PyYAML: only when a site reads YAML
+        import yaml  # PyYAML (LibCST depends on it): imported only when a site reads YAML
 
         return yaml.safe_load(data)
     except ImportError:

@@ -120,4 +120,6 @@ def config_edits(
         f"{site.path}:{site.line}: configs come from {site.configs_origin or 'an expression'}, which cannot "
         f"express the new list; replaced `configs=` with a literal list of {len(decision.configs)}"
     )
+    if site.data_files:  # the table lives in a data file: that file is what a maintainer would edit
+        note += f"; the configs are read from {', '.join(site.data_files)}, which is where this change belongs"
     return [Edit(start, end, text, why)], [note]
