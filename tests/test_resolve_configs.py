@@ -184,3 +184,17 @@ def test_names_read_where_the_evaluation_is():
     assert "C" not in c
     ev = Evaluator(resolve=lambda fq: None)
     assert ev.module_value(pm, "C") == 3
+
+
+def test_hasattr_of_a_triton_module_is_asked_of_the_installed_triton():
+    from autotune_rewrite.evaluate import Evaluator, outcome
+    from autotune_rewrite.locate.parsed import ParsedModule
+
+    source = ("import triton\nimport triton.language as tl\nWS = hasattr(tl, 'no_such_api_here')\n"
+              "def ws():\n    if not WS:\n        return []\n    return [triton.Config({'B': 1})]\n"
+              "CONFIGS = [triton.Config({'B': 2})] + ws() if hasattr(tl, 'dot') else []\n")
+    pm = ParsedModule.parse("m.py", source, "m", False)
+    ev = Evaluator(resolve=lambda fq: None)
+    (config,) = outcome(ev, pm, pm.module_bindings()["CONFIGS"][0]).value
+    assert config.kwargs == {"B": 2}
+    assert "hasattr(triton.language, 'no_such_api_here') = False (installed Triton)" in ev.queries

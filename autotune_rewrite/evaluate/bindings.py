@@ -128,7 +128,16 @@ def _statements(block) -> list:
 
 
 def in_force(pm, body, name: str, line: int | None) -> InForce:
-    """The binding of ``name`` that the statement at ``line`` of the block ``body`` sees."""
+    """The binding of ``name`` that the statement at ``line`` of the block ``body`` sees
+    (kept per module: a module's names are looked up once per site and target)."""
+    cache = pm.__dict__.setdefault("_in_force", {})
+    key = (id(body[0]) if body else None, len(body), name, line)
+    if key not in cache:
+        cache[key] = _in_force(pm, body, name, line)
+    return cache[key]
+
+
+def _in_force(pm, body, name: str, line: int | None) -> InForce:
     found: Binding | None = None
     changes: list = []
     for stmt in body:

@@ -36,6 +36,7 @@ from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, at
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
 from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
+from autotune_rewrite.triton_names import installed_has
 from autotune_rewrite.evaluate.values import (
     CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
     Unresolved, bind, iterable, to_configs, to_names,
@@ -118,6 +119,8 @@ class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
                     value = self.get_attribute(value, attr, self._plain_attribute)
                 return value
         fq = sorted(names)[0]
+        if fq in TRITON_MODULES:
+            return TritonModule(fq)  # only ``hasattr`` asks it anything (``_getattr``)
         if fq.startswith("builtins."):
             raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
         value = self.resolve(fq)
@@ -354,6 +357,11 @@ class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
         """``getattr(obj, "name"[, default])`` / ``hasattr(obj, "name")`` on a known value."""
         if len(args) not in (2, 3) or not isinstance(args[1], str):
             raise Unresolved(f"`{name.split('.')[-1]}` without a literal attribute name")
+        if isinstance(args[0], TritonModule) and name == "builtins.hasattr":
+            # As the installed Triton answers: the one ``check`` compiles with.
+            found = installed_has(args[0].name, args[1])
+            self.asked(f"hasattr({args[0].name}, {args[1]!r}) = {found} (installed Triton)")
+            return found
         try:
             value = self.get_attribute(args[0], args[1], self._plain_attribute)
         except (Pending, TargetQuery, UnansweredQuery):
@@ -472,6 +480,15 @@ def evaluate_text(text: str, env: dict) -> Known | Unknown:
 
 
 _MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
+TRITON_MODULES = frozenset({"triton", "triton.language", "triton.language.extra", "triton.language.extra.cuda",
+                            "triton.runtime", "triton.tools"})
+
+
+@dataclass(frozen=True)
+class TritonModule:
+    """A Triton module as a value: ``hasattr(tl, "async_task")`` is asked of the installed one."""
+
+    name: str
 
 
 def free_names(text: str) -> set[str]:
