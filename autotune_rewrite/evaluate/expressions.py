@@ -4,15 +4,18 @@ The one evaluator of the project: the locator evaluates ``configs=``/``key=`` an
 parameter defaults with it, so the spec resolver reads known values instead of re-deriving
 them. It covers the shapes real repos use: literals, list/tuple/dict displays, comprehensions
 (nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables
-(also bound under a module-level ``if``/``else``: the branch taken), and helper functions of
-the tree whose bodies build a list (``statements``). A branch whose test is not known
+as bound where they are read (``scopes``: the binding in force at the decorator, also under a
+module-level ``if``/``else``: the branch taken; tuple unpacking; a function's own locals),
+helper functions of the tree whose bodies build a list (``statements``), instances of its
+plain classes (``classes``), calls (``calls``) and JSON/YAML data files (``data_files``). A branch whose test is not known
 statically is refused, never the union of both branches. Names outside the tree are answered
 by an ``Answers`` table (``answers``: builtins, itertools, math, ``tl.constexpr``,
 ``triton.cdiv``; device and environment queries per target, ``device``), which a caller may
 extend; the queries a value depended on, and the branches they decided, are in ``queries``.
 
 A module is anything with ``path``, ``module_name``, ``names(node)`` (absolute qualified
-names), ``module_bindings()``, ``span(node)`` and ``code(node)`` (``locate.parsed.ParsedModule``).
+names), ``tree`` (the module walked), ``scope(node)``, ``span(node)`` and ``code(node)``
+(``locate.parsed.ParsedModule``).
 Internally a value that cannot be known raises ``Unresolved`` with the reason; callers get a
 ``Known``/``Unknown`` result from ``outcome`` (or the exception from ``evaluate``). Names
 imported from another module call ``resolve(fq)``, which the locator's per-file pass answers
@@ -28,22 +31,22 @@ from typing import Any, Callable
 import libcst as cst
 
 from autotune_rewrite.evaluate import unknowns
-from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
-from autotune_rewrite.evaluate.classes import BoundFunction, ClassCalls, ClassValue, Instance
-from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, PathMethod, RepoPath
+from autotune_rewrite.evaluate.answers import DEFAULT_ANSWERS, Answers
+from autotune_rewrite.evaluate.calls import TRITON_MODULES, CallForms, TritonModule
+from autotune_rewrite.evaluate.classes import ClassCalls
+from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, RepoPath
 from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
-from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
-from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
+from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, attribute, check_size, short
 from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
-from autotune_rewrite.triton_names import installed_has
 from autotune_rewrite.evaluate.values import (
-    CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
+    MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Unknown,
     Unresolved, bind, iterable, to_configs, to_names,
 )
 
+
 @dataclass
-class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
+class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
     """Evaluates nodes of one or more ``ParsedModule``s. ``resolve(fq)`` returns the value of a
     module-level name of another module (or raises)."""
 
@@ -312,141 +315,6 @@ class Evaluator(HelperCalls, NameLookup, ClassCalls, DataFiles):
         pairs = self._comprehension(pm, n, env, lambda s: (self.eval(pm, n.key, s), self.eval(pm, n.value, s)))
         return dict(pairs)
 
-    def _e_Call(self, pm, n, env):
-        fn = self.eval(pm, n.func, env)
-        if fn == CONFIG_MARKER and self.loop_depth == 0 and not any(a.star for a in n.args):
-            return self._written_config(pm, n, env)
-        args, kwargs = self._arguments(pm, n, env)
-        if fn == CONFIG_MARKER:
-            return self._config(pm, n, args, kwargs)
-        if isinstance(fn, Builtin):
-            if fn.name in DATA_CALLS:
-                return self.data_call(fn.name, args, kwargs)
-            if fn.name in ("builtins.getattr", "builtins.hasattr"):
-                return self._getattr(fn.name, args)
-            return self._external(fn, args, kwargs, pm, n)
-        if isinstance(fn, Function):
-            return self.call(fn, args, kwargs)
-        if isinstance(fn, BoundFunction):
-            return self.call(fn.fn, [fn.obj, *args], kwargs)
-        if isinstance(fn, ClassValue):
-            return self.instantiate(fn, args, kwargs)
-        if isinstance(fn, (BoundMethod, PathMethod)):
-            return fn(args, kwargs)
-        raise Unresolved(f"`{short(pm, n.func)}` is not a function the locator can evaluate")
-
-    def _arguments(self, pm, n: cst.Call, env) -> tuple[list, dict]:
-        """A call's arguments, ``*xs`` and ``**d`` spread when their values are known."""
-        args: list = []
-        kwargs: dict = {}
-        for a in n.args:
-            value = self.eval(pm, a.value, env)
-            if a.star == "*":
-                args.extend(iterable(value))
-            elif a.star == "**":
-                if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-                    raise Unresolved(f"`{short(pm, n)}` passes ** of something that is not a dict of names")
-                kwargs.update(value)
-            elif a.keyword is None:
-                args.append(value)
-            else:
-                kwargs[a.keyword.value] = value
-        return args, kwargs
-
-    def _getattr(self, name: str, args: list):
-        """``getattr(obj, "name"[, default])`` / ``hasattr(obj, "name")`` on a known value."""
-        if len(args) not in (2, 3) or not isinstance(args[1], str):
-            raise Unresolved(f"`{name.split('.')[-1]}` without a literal attribute name")
-        if isinstance(args[0], TritonModule) and name == "builtins.hasattr":
-            # As the installed Triton answers: the one ``check`` compiles with.
-            found = installed_has(args[0].name, args[1])
-            self.asked(f"hasattr({args[0].name}, {args[1]!r}) = {found} (installed Triton)")
-            return found
-        try:
-            value = self.get_attribute(args[0], args[1], self._plain_attribute)
-        except (Pending, TargetQuery, UnansweredQuery):
-            raise
-        except Unresolved:
-            if name == "builtins.hasattr" and isinstance(args[0], (dict, list, ConfigObj, Instance)):
-                return False
-            if len(args) == 3 and isinstance(args[0], (ConfigObj, Instance)):
-                return args[2]
-            raise
-        return True if name == "builtins.hasattr" else value
-
-    def _written_config(self, pm, n: cst.Call, env) -> ConfigObj:
-        """A ``triton.Config(...)`` written out (not generated by a loop): a field whose value
-        is only known at run time is kept as unknown (with its reason), the others resolved,
-        so the scan still shows the config; ``check`` does not judge such a site."""
-        unknown: dict[str, str] = {}
-
-        def field(node, name):
-            try:
-                return self.eval(pm, node, env)
-            except (Pending, TargetQuery, UnansweredQuery):
-                raise
-            except Unresolved as exc:
-                unknown[name] = str(exc)
-                return None
-
-        args, kwargs = [], {}
-        for i, a in enumerate(n.args):
-            name = a.keyword.value if a.keyword is not None else (CONFIG_POSITIONAL[i] if i < len(CONFIG_POSITIONAL) else "?")
-            if name == "kwargs" and isinstance(a.value, cst.Dict) and not any(
-                    isinstance(el, cst.StarredDictElement) for el in a.value.elements):
-                value = {}
-                for el in a.value.elements:
-                    key = self.eval(pm, el.key, env)
-                    value[key] = field(el.value, key) if isinstance(key, str) else self.eval(pm, el.value, env)
-            elif name == "pre_hook":
-                value = self.eval(pm, a.value, env)
-            else:
-                value = field(a.value, name)
-            if a.keyword is None:
-                args.append(value)
-            else:
-                kwargs[name] = value
-        obj = self._config(pm, n, args, kwargs)
-        obj.unknown = tuple(unknown.items())
-        return obj
-
-    def _config(self, pm, n, args, kwargs) -> ConfigObj:
-        bound = dict(zip(CONFIG_POSITIONAL, args))
-        for k, v in kwargs.items():
-            bound[k] = v
-        meta = bound.get("kwargs", {})
-        if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
-            raise Unresolved("triton.Config's first argument is not a dict of names")
-        for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
-            if bound.get(k) is not None and not isinstance(bound[k], int):
-                raise Unresolved(f"triton.Config {k} is not an int")
-        span = pm.span(n) if self.loop_depth == 0 else None
-        hook = bound.get("pre_hook")
-        shapes = descriptor_shapes(hook.node) if isinstance(hook, Function) else ()
-        return ConfigObj(dict(meta), bound.get("num_warps"), bound.get("num_stages"), bound.get("num_ctas"),
-                         bound.get("maxnreg"), hook is not None, span, pm.path if span else None, shapes)
-
-    def _external(self, fn: Builtin, args, kwargs, pm, n):
-        if fn.name == "builtins.filter":
-            self.note("filter")
-        try:
-            value = self.answers.call(fn, args, kwargs, self._apply)
-            if is_query(fn.name) and pm is not None and not isinstance(value, DeviceRecord):
-                self.asked(f"{short(pm, n)} = {value!r}")
-            return value
-        except (Unresolved, Return):
-            raise
-        except Exception:  # the user's call fails (``min()``, ``int("x")``): we cannot know it
-            raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
-
-    def _apply(self, fn, args):
-        if isinstance(fn, Function):
-            return self.call(fn, args, {})
-        if isinstance(fn, Builtin):
-            return self._external(fn, args, {}, None, None)
-        raise Unresolved("filter/map with a function the locator cannot evaluate")
-
-
 
 
 def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:
@@ -480,17 +348,6 @@ def evaluate_text(text: str, env: dict) -> Known | Unknown:
 
 
 _MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
-TRITON_MODULES = frozenset({"triton", "triton.language", "triton.language.extra", "triton.language.extra.cuda",
-                            "triton.runtime", "triton.tools"})
-
-
-@dataclass(frozen=True)
-class TritonModule:
-    """A Triton module as a value: ``hasattr(tl, "async_task")`` is asked of the installed one."""
-
-    name: str
-
-
 def free_names(text: str) -> set[str]:
     """The plain names an expression text reads (not ``triton.``/``math.`` calls nor the bases
     of attributes such as ``q.shape``); none when it does not parse."""
