@@ -21,6 +21,12 @@ AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.Multipl
         cst.FloorDivideAssign: cst.FloorDivide}
 
 
+def _imports(block) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else []
+    return any(isinstance(small, (cst.Import, cst.ImportFrom))
+               for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body)
+
+
 class HelperCalls:
     """Mixin for ``Evaluator``: calling ``Function`` values."""
 
@@ -129,6 +135,8 @@ class HelperCalls:
             finally:
                 self.loop_depth -= 1
         elif isinstance(stmt, cst.Try):
+            if _imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``: the machine decides
+                raise Unresolved("`try` around an import: whether the import succeeds is only known at run time")
             self._block(pm, stmt.body, env)
             if stmt.orelse is not None:
                 self._block(pm, stmt.orelse.body, env)
