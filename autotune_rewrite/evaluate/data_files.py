@@ -137,7 +137,10 @@ class DataFiles:
         if fq in ("os.path.abspath", "os.path.realpath", "os.path.normpath"):
             return _repo_path(args[0]).join()
         if fq == "os.path.exists" or fq == "os.path.isfile":
-            return self.read_data is not None and self.read_data(_repo_path(args[0]).rel) is not None
+            path = _repo_path(args[0])
+            if self.read_data is None:
+                raise NeedsRoot(path.rel)
+            return self.read_data(path.rel) is not None
         if fq in ("json.load", "json.loads"):
             return _parse(*self._text(args[0]), "json")
         if fq in ("yaml.safe_load", "yaml.load", "yaml.full_load"):
