@@ -59,6 +59,20 @@ UnseenOption = Annotated[bool, typer.Option(
                                     "cannot follow (getattr, a registry, *args); you pass bs_bucket there yourself.")]
 
 
+ExecutorOption = Annotated[Optional[str], typer.Option(
+    "--executor", metavar="NAME",
+    help="Where the compiles that are not cached run: local (the process pool, default) or dask (a Dask "
+         "distributed cluster, see --address; pip install 'autotune-rewrite[farm]'). Over the settings' check table.")]
+AddressOption = Annotated[Optional[str], typer.Option(
+    "--address", metavar="URL",
+    help="--executor dask: the scheduler, e.g. tcp://10.0.0.5:8786 (else the settings, else $DASK_SCHEDULER_ADDRESS). "
+         "Unreachable: exit 2, unless --fallback local.")]
+FallbackOption = Annotated[Optional[str], typer.Option(
+    "--fallback", metavar="WHERE",
+    help="--executor dask: local = compile on the local pool when the scheduler cannot be reached or is lost "
+         "mid-run; none (default) = exit 2.")]
+
+
 EnvOption = Annotated[Optional[List[str]], typer.Option(
     "--env", metavar="NAME=VALUE",
     help="What os.environ.get(\"NAME\") answers in the scanned code (over the settings' env table; "
@@ -208,6 +222,9 @@ def check(
     exact: ExactOption = False,
     changed_since: ChangedSinceOption = None,
     env: EnvOption = None,
+    executor: ExecutorOption = None,
+    address: AddressOption = None,
+    fallback: FallbackOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Prove which autotune configs can launch on the target GPUs: cross-compile each config, read
@@ -223,7 +240,7 @@ def check(
             result = run_check(path, kernel=kernel, archs=arch, workers=jobs, assume_dtype=assume_dtype,
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
                                changed_since=changed_since, on_report=check_out.print_kernel if streamed else None,
-                               env=_env_values(env))
+                               env=_env_values(env), executor=executor, address=address, fallback=fallback)
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -270,6 +287,9 @@ def diff(
     changed_since: ChangedSinceOption = None,
     allow_unseen: UnseenOption = False,
     env: EnvOption = None,
+    executor: ExecutorOption = None,
+    address: AddressOption = None,
+    fallback: FallbackOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -285,7 +305,8 @@ def diff(
             run = run_rewrites(path, variant.value, kernel=kernel, archs=arch, batch_expr=batch_expr, buckets=edges,
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
                                exact=exact, changed_since=changed_since,
-                               allow_unseen_launches=allow_unseen, env=_env_values(env))
+                               allow_unseen_launches=allow_unseen, env=_env_values(env),
+                               executor=(executor, address, fallback))
     except UserError as err:
         raise _fail(err)
     except Exception as exc:  # noqa: BLE001

@@ -98,7 +98,7 @@ class KernelParam:
 class ArgFact:
     """What the code around a launch says about one of its arguments (``locate/launch_args``).
 
-    ``kind``: "tensor", "int", "float", "bool", "none", "dtype" or "unknown". ``dtype``: a
+    ``kind``: "tensor", "int", "float", "bool", "str", "none", "dtype" or "unknown". ``dtype``: a
     tensor's element type, or a dtype argument's, as torch names it ("float32"), when known.
     ``value``: a known int/float/bool/None, or a dtype's source text. ``assumption``: non-empty
     when the fact holds only if something the code does not guarantee holds (the caller leaves a

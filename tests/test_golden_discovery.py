@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_committed_case_has_its_input_and_each_variants_diff():
-    assert case_names() == ["mm_helper", "proj_comprehension", "sm120_mla_decode"]
+    assert case_names() == ["fleet_guard", "mm_helper", "proj_comprehension", "sm120_mla_decode"]
     for case in case_names():
         assert any(input_tree(case).rglob("*.py")), case
         assert {p.name for p in expected_dir(case).glob("*.diff")} == {f"{v}.diff" for v in VARIANTS}, case

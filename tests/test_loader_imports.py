@@ -336,3 +336,41 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
     assert old["problem"]["places"] == ["pkg/old.py:6"]  # the def of the helper that reads it
     assert kernels["good_kernel"]["status"] == kernels["branch_kernel"]["status"] == "assumed"
     assert kernels["called_kernel"]["status"] == "assumed"
+
+
+MODE_KERNEL = TRITON + """
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4),
+                          triton.Config({"BLOCK": 128}, num_warps=4)], key=["n"])
+@triton.jit
+def act_kernel(x_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if ACT == "tanh":
+        x = tl._not_in_this_triton(x) * 2 + 1
+    elif ACT == "relu":
+        x = tl.maximum(x, 0.0)
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+def act(x, activation: str):
+    act_kernel[(1,)](x, x.numel(), ACT=activation)
+"""
+
+
+def test_an_old_api_reached_in_the_branch_an_assumed_mode_takes_is_unresolved(tmp_path: Path, cache: Path):
+    """The mode assumed (the value guarding the most code) reaches an API this Triton lacks:
+    every config fails on the same missing ``tl`` attribute, which is Triton's version, not the
+    spec: unresolved ``triton_module_absent`` at the line, never "spec probably wrong"."""
+    root = write(tmp_path / "repo", {"mode.py": MODE_KERNEL})
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
+    env["PYTHONPATH"] = pythonpath(env=env)
+    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert kernel["status"] == "unresolved" and kernel["problem"]["reason"] == "triton_module_absent"
+    assert kernel["problem"]["missing"] == ["triton.language._not_in_this_triton"]
+    line = next(i for i, ln in enumerate(MODE_KERNEL.splitlines(), 1) if "_not_in_this_triton" in ln)
+    assert kernel["problem"]["places"] == [f"mode.py:{line}"]
+    assert {a["parameter"]: a["value"] for a in kernel["assumptions"]}["ACT"] == "'tanh'"

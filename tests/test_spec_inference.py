@@ -365,6 +365,27 @@ def k(qw_ptr, qz_ptr, s_ptr, out_ptr):
     assert index_pointer_params(source, "k") == ("qw_ptr", "qz_ptr")  # two helpers deep; the scale is data
 
 
+def test_descriptors_and_loop_bounds_are_seen_through_helpers():
+    from autotune_rewrite.check.pointer_params import descriptor_params, index_pointer_params
+
+    source = '''
+def _inner(acc, desc_k, start, end, BLOCK: tl.constexpr):
+    for n in tl.range(0, end - start, BLOCK):
+        acc += desc_k.load([(start + n).to(tl.int32), 0])
+    return acc
+
+
+def k(desc_q, desc_k, out_ptr, owner_ptr, max_len, BLOCK: tl.constexpr):
+    batch = tl.load(owner_ptr + tl.program_id(1))
+    start = batch * max_len
+    acc = desc_q.load([0, 0])
+    acc = _inner(acc, desc_k, start, start + max_len, BLOCK)
+    tl.store(out_ptr, acc)
+'''
+    assert descriptor_params(source, "k") == ("desc_q", "desc_k")  # desc_k: loaded only in the helper
+    assert index_pointer_params(source, "k") == ("owner_ptr",)  # its value bounds the helper's loop
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),
@@ -469,6 +490,154 @@ def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRI
     assert flags_of(source, "k", names) == {"TF32", "HAS_B", "FUSE"}  # a static_assert between flags tests them
     assert arithmetic_only(source, "k", names) == {"EPS", "STRIDE"}  # D shapes a tile
     assert dtypes_of(source, "k", names) == {"ACC", "OUT"}  # OUT: chosen against tl.float32
+
+
+def test_a_constexpr_passed_to_a_helper_is_arithmetic_when_the_helper_only_computes_with_it():
+    from autotune_rewrite.check.param_uses import arithmetic_only
+
+    source = '''
+def _window(q_idx, offs, W, V):
+    lo = q_idx - W
+    if V > 0:
+        lo += 1
+    return (offs > lo) & (offs <= q_idx)
+
+
+def _tile(x, D):
+    return tl.zeros((16, D), dtype=tl.float32) + x
+
+
+def k(x_ptr, W: tl.constexpr, V: tl.constexpr, D: tl.constexpr, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = _window(tl.program_id(0), offs, W, V)
+    x = tl.load(x_ptr + offs, mask=mask) * tl.cast(SCALE, tl.float32)
+    y = _tile(x, D)
+'''
+    # W: arithmetic in the helper; V: a compile-time branch there; D: a tile shape there.
+    assert arithmetic_only(source, "k", {"W", "V", "D", "SCALE"}) == {"W", "SCALE"}
+
+
+def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first():
+    from autotune_rewrite.check.param_uses import arithmetic_only, modes_of
+
+    source = '''
+import triton.language as tl
+
+
+def k(x_ptr, ACT: tl.constexpr, KIND: tl.constexpr, SCALE: tl.constexpr, MAXV: tl.constexpr, OTHER: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    cur = tl.max(x, axis=0)
+    y = x * (MAXV / cur)  # derived from data read later in breadth-first order: still arithmetic
+    if ACT == "relu":
+        y = tl.maximum(y, 0.0)
+    elif ACT == "gelu":
+        y = 0.5 * y * (1.0 + tl.erf(y * 0.7071067811865476)) + tl.exp(y) * tl.exp(y) - tl.exp(y)
+    if KIND != 2:
+        y = y + 1
+    if SCALE != 2:
+        y = y + 2
+    else:
+        y = y * 2 + tl.exp(y) * tl.exp(y) + tl.exp(y) - 1
+    if OTHER == "a":
+        y += 1
+    z = helper(y, OTHER)
+    tl.store(x_ptr + tl.arange(0, 16), tl.clamp(y, -MAXV, MAXV))
+'''
+    modes = modes_of(source, "k", {"ACT", "KIND", "SCALE", "MAXV", "OTHER"})
+    # OTHER also goes into a helper: not a mode; KIND: "any value but 2" guards the most code,
+    # which no literal names; SCALE: 2 guards more than "any other value".
+    assert modes == {"ACT": ("gelu", "relu"), "SCALE": (2,)}
+    assert arithmetic_only(source, "k", {"MAXV"}) == {"MAXV"}
+
+
+MODE_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
+@triton.jit
+def act_kernel(x_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if ACT == "relu":
+        x = tl.maximum(x, 0.0)
+    elif ACT == "leaky":
+        x = tl.where(x > 0, x, x * 0.01) + tl.where(x > 1, x, x * 0.02)
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+def act(x, activation=""):
+    act_kernel[(1,)](x, x.numel(), ACT=activation)
+
+
+def act_literal(x):
+    act_kernel[(1,)](x, x.numel(), ACT="relu")
+
+
+def act_any(x, activation: str):
+    act_kernel[(1,)](x, x.numel(), ACT=activation)
+'''
+
+
+def test_a_string_constexpr_is_read_from_a_literal_a_default_or_assumed_as_a_mode(tmp_path):
+    (tmp_path / "m.py").write_text(MODE_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    res = launch_spec.resolve_specs(site, kernel_source=MODE_KERNEL)
+    by_launch = {s.name.rsplit(":", 1)[-1]: s for s in res.specs}
+    launch_lines = [str(i + 1) for i, line in enumerate(MODE_KERNEL.splitlines()) if "act_kernel[(1,)]" in line]
+    default, literal, any_ = (by_launch[line] for line in launch_lines)
+    assert dict(default.constexprs)["ACT"] == ""  # the wrapper default, listed as an assumption
+    assert any("default" in a.source for a in default.assumptions if a.parameter == "ACT")
+    assert dict(literal.constexprs)["ACT"] == "relu" and "ACT" not in {a.parameter for a in literal.assumptions}
+    assert dict(any_.constexprs)["ACT"] == "leaky"  # the mode value guarding the most code
+    (why,) = [a.source for a in any_.assumptions if a.parameter == "ACT"]
+    assert "mode" in why and "'relu'" in why
+    exact = launch_spec.resolve_specs(site, kernel_source=MODE_KERNEL, exact=True)
+    assert any("ACT" in names for _, names in exact.missing)  # --exact assumes no mode
+
+
+RULED_FLAGS = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
+@triton.jit
+def fused(x_ptr, idx_ptr, n, starts_ptr, SCATTER: tl.constexpr, TMA_STORE: tl.constexpr, BIAS: tl.constexpr,
+          BLOCK: tl.constexpr):
+    tl.static_assert(not (SCATTER and TMA_STORE), "cannot scatter with a TMA store")
+    start = tl.load(starts_ptr + tl.program_id(1)) * n
+    offs = tl.arange(0, BLOCK)
+    for i in tl.range(0, start + n, BLOCK):
+        x = tl.load(x_ptr + i + offs)
+        if SCATTER:
+            x += 1
+        if TMA_STORE:
+            x += 2
+        if BIAS:
+            x += 3
+        tl.store(x_ptr + i + offs, x)
+
+
+def run(x, starts, use_int64_ok):
+    use_int64 = x.numel() > 2**31 - 1
+    fused[(1,)](x, x, x.numel(), starts, BLOCK=64, SCATTER=use_int64 or use_int64_ok, TMA_STORE=use_int64_ok,
+                BIAS=use_int64)
+'''
+
+
+def test_assumed_flags_obey_the_kernels_static_assert_and_size_guards_are_off(tmp_path):
+    (tmp_path / "f.py").write_text(RULED_FLAGS)
+    (site,) = scan(tmp_path, jobs=1).sites
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=RULED_FLAGS).specs
+    consts = dict(spec.constexprs)
+    assert (consts["SCATTER"], consts["TMA_STORE"]) == (True, False)  # both on breaks the static_assert
+    (why,) = [a.source for a in spec.assumptions if a.parameter == "TMA_STORE"]
+    assert "static_assert(not (SCATTER and TMA_STORE))" in why
+    assert consts["BIAS"] is False  # x.numel() > 2**31 - 1: 64-bit indexing off at serving sizes
+    assert any("below 2**31" in a.source for a in spec.assumptions if a.parameter == "BIAS")
+    assert dict(spec.types)["starts_ptr"] == "*i32"  # its loaded value bounds a loop: an index
 
 
 def test_a_launch_through_torchs_capture_triton_is_read(tmp_path):

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite import cache_admin, stopwatch
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.check import dtype_retry, launch_spec
 from autotune_rewrite.check.bundle_cache import KernelLoadError
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
+from autotune_rewrite.check.findings import EveryConfigRejected
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
     Plan,
@@ -35,6 +36,7 @@ from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: 
     kernel_bundle,
     make_plan,
     early_report,
+    likely_probe_jobs,
     probes_of,
     report_of,
     resolve_targets,
@@ -213,14 +215,23 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
         yield plan
 
 
-def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) -> None:
+def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, retry: bool = True) -> None:
     """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
-    which is also its priority: earlier kernels finish first)."""
+    which is also its priority: earlier kernels finish first). The probes that every config
+    compiling would ask for are queued with the configs (``likely_probe_jobs``). A spec whose
+    assumed dtype every config's compile contradicts is compiled once more with the dtype the
+    compiler named (``dtype_retry``)."""
+    answered = []
 
     def configs_done(outcomes) -> None:
+        answered.append(True)
         with stopwatch.stage("reports"):
             verdicts = verdicts_of(plan, run.tally(outcomes))
             early = early_report(plan, verdicts, run)
+            again = _retyped_plan(plan, early) if early is not None and retry else None
+            if again is not None:
+                _submit(stream, i, again, run, model, settle, retry=False)
+                return
             if early is not None:
                 settle(i, early)
                 return
@@ -240,6 +251,18 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle) ->
         settle(i, report)
 
     stream.add(plan.jobs, configs_done, priority=i)
+    if model and not answered:  # not all cached: start the likely probes now, not after the slowest config
+        try:
+            likely = likely_probe_jobs(plan)
+        except Exception:  # noqa: BLE001 - only a head start: configs_done asks again and reports a bug
+            likely = []
+        stream.add(likely, lambda _: None, priority=i)
+
+
+def _retyped_plan(plan: Plan, early: KernelReport) -> Plan | None:
+    rejected = [f for f in early.suspicions if isinstance(f, EveryConfigRejected)]
+    spec = dtype_retry.retyped(plan.spec, rejected[0].error) if rejected else None
+    return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets) if spec is not None else None
 
 
 # --------------------------------------------------------------------------- the command
@@ -263,6 +286,9 @@ def check(
     on_report: OnReport | None = None,
     changed_since: str | None = None,
     env: Sequence[tuple[str, str]] = (),
+    executor: str | None = None,
+    address: str | None = None,
+    fallback: str | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -281,7 +307,7 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or Settings.find(path)).with_env(env)
+    settings = (settings or Settings.find(path)).with_env(env).with_executor(executor, address, fallback)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
@@ -295,7 +321,7 @@ def check(
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
-    run = CompileRun(workers, cache_dir, use_cache, progress)
+    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm())
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     selection = None
@@ -349,6 +375,10 @@ def check(
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
     reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)
+    if run.farm_events:
+        from autotune_rewrite.output.farm import farm_warnings  # words live in output/
+
+        warnings.extend(farm_warnings(run.farm_events))
     if use_cache:  # a shared CI cache stays under its limit: least recently used entries go first
         with stopwatch.stage("cache trim"):
             cache_admin.trim(cache_dir or default_cache_dir(), cache_limit)

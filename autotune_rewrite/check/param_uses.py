@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 import re
 
-from autotune_rewrite.check.pointer_params import kernel_def
+from autotune_rewrite.check.pointer_params import _module_functions, kernel_def
 
 _ARITHMETIC_CALLS = {"range", "cdiv", "multiple_of", "max_contiguous", "minimum", "maximum", "where", "load",
-                     "store", "program_id", "num_programs", "abs", "min", "max",
+                     "store", "program_id", "num_programs", "abs", "min", "max", "cast",
                      # elementwise math: its arguments are data, never a shape
                      "clamp", "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "fma", "erf", "sigmoid",
                      "cos", "sin", "div_rn", "fdiv", "floor", "ceil", "umulhi", "atomic_add", "atomic_max",
@@ -52,20 +52,34 @@ def _call_name(node: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
-def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
-    """Those of ``names`` (constexpr parameters) that the kernel uses only in arithmetic."""
+def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], depth: int = 0) -> set[str]:
+    """Those of ``names`` (constexpr parameters) that the kernel uses only in arithmetic, itself
+    or in the ``@triton.jit`` helpers of its module it passes them to (a few levels)."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None or not names:
         return set()
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    # In a helper, the caller's constexprs arrive as plain parameters: still compile-time values.
     constexprs = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
-                  if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+                  if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)} | (names if depth else set())
+    helpers = set(_module_functions(kernel_source)) - {kernel} if depth < 3 else set()
+
+    def helper_arithmetic(call: ast.Call, arg: ast.AST) -> bool:
+        name = getattr(call.func, "id", None)
+        target = kernel_def(kernel_source, name) if name in helpers else None
+        if target is None or arg not in call.args:
+            return False
+        positional = [a.arg for a in target.args.posonlyargs + target.args.args]
+        i = call.args.index(arg)
+        return i < len(positional) and positional[i] in arithmetic_only(kernel_source, name, {positional[i]}, depth + 1)
     parents = _parents(fn)
     # names derived from each parameter through local assignments
     derived: dict[str, set[str]] = {n: {n} for n in names}
     assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
     static = set(constexprs)  # names whose value is known at compile time
     data: set[str] = set()  # locals holding loaded data: a constexpr mixed into them shapes nothing
+    # Data first, to its fixpoint: ``ast.walk`` is breadth-first, so a local may be met before
+    # the loaded value it is computed from (``a_scale = MAX / cur_max`` above ``cur_max = tl.max(a)``).
     for _ in range(4):
         for a in assigns:
             value = a.value
@@ -79,6 +93,11 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> 
                 if isinstance(t, ast.Name):
                     if used <= static | {"tl", "triton", "True", "False", "None"} and t.id not in params:
                         static.add(t.id)
+    for _ in range(4):
+        for a in assigns:
+            if a.value is None:
+                continue
+            used = _free_names(a.value)
             targets = a.targets if isinstance(a, ast.Assign) else [a.target]
             for t in targets:
                 if isinstance(a, ast.AugAssign) and isinstance(t, ast.Name):
@@ -89,13 +108,14 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str]) -> 
                             derived[n].add(tn)
     out = set()
     for n in names:
-        if all(_arithmetic_use(occ, parents, fn, static) for occ in ast.walk(fn)
+        if all(_arithmetic_use(occ, parents, fn, static, helper_arithmetic) for occ in ast.walk(fn)
                if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in derived[n]):
             out.add(n)
     return out
 
 
-def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.FunctionDef, static: set[str]) -> bool:
+def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.FunctionDef, static: set[str],
+                    helper_arithmetic) -> bool:
     child, parent = node, parents.get(id(node))
     while parent is not None and parent is not fn:
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
@@ -106,7 +126,7 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
             func = parent.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if child is not func and name not in _ARITHMETIC_CALLS:
-                return False  # a shape, a cast, a helper we do not see into
+                return helper_arithmetic(parent, child)  # else a shape, a cast, a call we do not see into
         if isinstance(parent, ast.Subscript) and child is parent.slice:
             return False  # ``x[:, :D]``-like indexing shapes a block
         if isinstance(parent, ast.stmt):
@@ -135,6 +155,30 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str
     return _used_only(kernel_source, kernel, names, flag_use)
 
 
+_RULE_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.Name, ast.Load, ast.Constant)
+
+
+def flag_rules(kernel_source: str | None, kernel: str, flags: set[str]) -> tuple[str, ...]:
+    """The kernel's ``tl.static_assert`` conditions over flags alone (``not (FUSE and HAS_B)``),
+    as source text: the flag values the kernel itself rules out."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None or not flags:
+        return ()
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _call_name(node) == "static_assert" and node.args:
+            test = ast.Expression(node.args[0])
+            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+            if names and names <= flags and all(isinstance(n, _RULE_NODES) for n in ast.walk(test)):
+                out.append(ast.unparse(node.args[0]))
+    return tuple(out)
+
+
+def rule_holds(rule: str, values: dict[str, bool]) -> bool:
+    """``rule`` (from ``flag_rules``: only and/or/not over names and constants) on these values."""
+    return bool(eval(compile(ast.parse(rule, mode="eval"), "<rule>", "eval"), {"__builtins__": {}}, values))
+
+
 def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
     """Those of ``names`` that the kernel only uses as a dtype (``dtype=ACC``, ``x.to(ACC)``, or
     chosen against a dtype: ``tl.float32 if allow_tf32 else ACC``)."""
@@ -149,6 +193,43 @@ def dtypes_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[st
             and parent.func.attr == "to" and parent.args and parent.args[0] is occ))
 
     return _used_only(kernel_source, kernel, names, dtype_use)
+
+
+_OTHER = object()  # a mode's value that none of the compared literals names
+
+
+def modes_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[str, tuple]:
+    """Those of ``names`` the kernel only compares with literals in a test (``if ACTIVATION ==
+    "gelu":``, ``elif MODE != 2:``): modes, each value one kernel. Each maps to the values it is
+    compared with, the one guarding the most code first (the largest kernel, as for flags)."""
+    sizes: dict[str, dict] = {}
+
+    def mode_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
+        cmp = parents.get(id(occ))
+        if not (isinstance(cmp, ast.Compare) and len(cmp.ops) == 1 and isinstance(cmp.ops[0], (ast.Eq, ast.NotEq))):
+            return False
+        other = cmp.comparators[0] if cmp.left is occ else cmp.left
+        if not (isinstance(other, ast.Constant) and isinstance(other.value, (str, int))
+                and not isinstance(other.value, bool)):
+            return False
+        child, parent = cmp, parents.get(id(cmp))
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+            child, parent = parent, parents.get(id(parent))
+        if not (isinstance(parent, (ast.If, ast.IfExp)) and child is parent.test):
+            return False
+        seen = sizes.setdefault(occ.id, {})
+        equal = isinstance(cmp.ops[0], ast.Eq)
+        # ``!= v``: the body runs for any value but v, which no literal names (``_OTHER``).
+        for value, guarded in ((other.value, parent.body if equal else parent.orelse),
+                               *(() if equal else ((_OTHER, parent.body),))):
+            size = sum(1 for stmt in (guarded if isinstance(guarded, list) else [guarded]) for _ in ast.walk(stmt))
+            seen[value] = max(seen.get(value, 0), size)
+        return True
+
+    found = _used_only(kernel_source, kernel, names, mode_use)
+    ranked = {n: sorted(sizes[n], key=lambda v: -sizes[n][v]) for n in sorted(found)}
+    # When "some other value" guards the most code, no literal gives the largest kernel.
+    return {n: tuple(v for v in values if v is not _OTHER) for n, values in ranked.items() if values[0] is not _OTHER}
 
 
 def _is_dtype(expr: ast.expr) -> bool:
@@ -178,4 +259,4 @@ def _parents(fn: ast.AST) -> dict[int, ast.AST]:
     return parents
 
 
-__all__ = ["arithmetic_only", "dtypes_of", "flags_of"]
+__all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "rule_holds"]

@@ -10,6 +10,7 @@ verdicts, ``probes_of`` names the SMEM probes to compile next, ``report_of`` mak
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from autotune_rewrite import tempdirs
 from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
 from autotune_rewrite.check.bundle_cache import lookup
+from autotune_rewrite.check.compile_farm import FarmChoice, FarmEvent
 from autotune_rewrite.check.compile_pool import compile_many
 from autotune_rewrite.check.compile_stream import CompileStream
 from autotune_rewrite.check.evidence import (
@@ -31,6 +33,7 @@ from autotune_rewrite.check.evidence import (
 from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
 from autotune_rewrite.check.kernel_facts import facts_of
 from autotune_rewrite.check.occupancy import occupancy_of
+from autotune_rewrite.check.resources import triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite, ConfigValue
@@ -132,8 +135,11 @@ def verdict(config: ConfigValue, target: Target, outcome: CompileOutcome) -> Con
 class CompileRun:
     """The jobs of one run, compiled together (one pool, one cache lookup)."""
 
-    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None):
+    def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None,
+                 farm: FarmChoice | None = None):
         self.workers = workers
+        self.farm = farm  # compile the misses on a Dask cluster (``compile_farm``) instead of the local pool
+        self.farm_events: list[FarmEvent] = []
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.progress = progress
@@ -145,6 +151,12 @@ class CompileRun:
     def compile(self, jobs: Sequence[CompileJob]) -> list[CompileOutcome]:
         if not jobs:
             return []
+        if self.farm is not None:  # the stream owns the farm's connection, retries and events
+            got: list[CompileOutcome] = []
+            with self.stream() as stream:
+                stream.add(jobs, got.extend)
+                stream.drain()
+            return self.tally(got)
         if self.use_cache:
             outcomes = compile_many(jobs, workers=self.workers, cache_dir=self.cache_dir, progress=self.progress)
         else:
@@ -164,7 +176,9 @@ class CompileRun:
         ``tally`` the outcomes they get."""
         with contextlib.ExitStack() as stack:
             cache = self.cache_dir if self.use_cache else stack.enter_context(tempdirs.temp_dir("nocache"))
-            yield stack.enter_context(CompileStream(self.workers, cache, self.progress))
+            stream = stack.enter_context(CompileStream(self.workers, cache, self.progress, self.farm))
+            stack.callback(lambda: self.farm_events.extend(stream.farm_events))
+            yield stream
 
 
 # --------------------------------------------------------------------------- per kernel
@@ -209,11 +223,24 @@ def probes_of(plan: Plan, verdicts: Sequence[ConfigVerdict], i: int = 0) -> list
     return [(i, target, p) for target in plan.targets for p in smem_probe.probes(plan.site, plan.spec, target, verdicts)]
 
 
+def likely_probe_jobs(plan: Plan) -> list[CompileJob]:
+    """The probe jobs ``probes_of`` asks for when every config compiles: queued beside the
+    configs, the probe round no longer waits for the kernel's slowest config (the last kernel's
+    probes were a serial tail of every run). A kernel whose configs fail, or that is settled
+    early, wastes these few compiles; the probes it does need still follow its configs."""
+    per_target = len(plan.configs)
+    jobs = []
+    for t, target in enumerate(plan.targets):
+        pairs = list(zip(plan.configs, plan.jobs[t * per_target:(t + 1) * per_target]))
+        jobs += [p.job for p in smem_probe.probes_from(plan.site, plan.spec, pairs)]
+    return jobs
+
+
 def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun") -> KernelReport | None:
     """The kernel's report when its compiled configs already settle it, before any SMEM probe:
     a global our loading could not provide (nothing judged), or numbers that say the launch spec
     is probably wrong (``spec_sanity``; an SMEM model fitted on them would only mislead)."""
-    unloadable = not_loadable(plan, verdicts)
+    unloadable = not_loadable(plan, verdicts) or api_absent(plan, verdicts)
     if unloadable is not None:
         return unloadable
     try:
@@ -225,6 +252,23 @@ def early_report(plan: Plan, verdicts: Sequence[ConfigVerdict], run: "CompileRun
         return None
     return KernelReport(site=plan.site, spec=plan.spec, verdicts=tuple(verdicts),
                         problem=Problem(Reason.SPEC_PROBABLY_WRONG), suspicions=found, notes=notes_of(plan, verdicts))
+
+
+# How Python words a missing ``tl.X`` (``tl.libdevice`` is gone since Triton 3.0).
+_ABSENT = re.compile(r"module '(triton\.language[\w.]*)' has no attribute '(\w+)'")
+
+
+def api_absent(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:
+    """The kernel's report when every config failed on one Triton attribute this Triton lacks:
+    another Triton version's API (reached in a branch the spec takes), not a spec problem."""
+    found = {m.groups() if (m := _ABSENT.search(v.outcome.error or "")) else None for v in verdicts}
+    if len(found) != 1 or None in found or not verdicts:
+        return None
+    ((module, name),) = found
+    first = verdicts[0].outcome
+    return skipped_report(plan.site, Reason.TRITON_MODULE_ABSENT, spec=plan.spec, detail=triton_version(),
+                          missing=(f"{module}.{name}",),
+                          places=(f"{first.error_file}:{first.error_line}" if first.error_file else "",))
 
 
 def not_loadable(plan: Plan, verdicts: Sequence[ConfigVerdict]) -> KernelReport | None:

@@ -7,6 +7,7 @@ to import LibCST.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 _POINTER_CALLS = {"load", "store", "make_block_ptr", "make_tensor_descriptor", "atomic_add", "atomic_max",
@@ -53,6 +54,7 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
 
 
 _INT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
+_LOOP_CALLS = {"range", "static_range"}  # ``tl.range`` is named ``range`` too
 
 
 def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
@@ -104,6 +106,24 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 direct = root(_loaded_from(arg))
                 if (sources or direct) and _int_param(helpers, node.func.id, i):
                     used |= sources | ({direct} if direct else set())
+    # A loop bound is an int whatever arithmetic made it (``start = tl.load(starts + b) * max_len``;
+    # ``for n in tl.range(0, end - start)``), here or in a helper it is passed to.
+    through = dict(loaded)
+    for _ in range(4):
+        for target, values in assigned.items():
+            if target not in through and target not in params:
+                source = next((through[n] for v in values for n in sorted(_names(v)) if n in through), None) or next(
+                    (r for v in values for c in ast.walk(v) if (r := root(_loaded_from(c))) is not None), None)
+                if source is not None:
+                    through[target] = source
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _call_name(node) in _LOOP_CALLS:
+            used |= {through[n] for a in node.args for n in _names(a) if n in through}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            for i, arg in enumerate(node.args):
+                sources = {through[n] for n in _names(arg) if n in through}
+                if sources and _loop_bound_param(helpers, node.func.id, i):
+                    used |= sources
     # Values mixed with indices (``end - start``, ``offs < end``) are indices too.
     for _ in range(2):
         for node in ast.walk(fn):
@@ -118,10 +138,8 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
 
 
 def _module_functions(source: str | None) -> dict[str, ast.FunctionDef]:
-    try:
-        return {s.name: s for s in ast.parse(source or "").body if isinstance(s, ast.FunctionDef)}
-    except SyntaxError:
-        return {}
+    module = _parse(source or "")
+    return {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)} if module is not None else {}
 
 
 def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth: int = 0) -> bool:
@@ -137,6 +155,24 @@ def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
             if any(param in _names(a) and _int_param(helpers, node.func.id, i, depth + 1)
+                   for i, a in enumerate(node.args)):
+                return True
+    return False
+
+
+def _loop_bound_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth: int = 0) -> bool:
+    """Whether helper ``name`` uses its ``index``-th parameter in a loop's bounds (``range``,
+    ``tl.range``, ``tl.static_range``), itself or through the helpers it passes it to."""
+    fn = helpers.get(name)
+    args = fn.args.posonlyargs + fn.args.args if fn is not None else []
+    if fn is None or index >= len(args) or depth > 3:
+        return False
+    param = args[index].arg
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _call_name(node) in _LOOP_CALLS and any(param in _names(a) for a in node.args):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            if any(param in _names(a) and _loop_bound_param(helpers, node.func.id, i, depth + 1)
                    for i, a in enumerate(node.args)):
                 return True
     return False
@@ -320,21 +356,37 @@ def _call_name_of(expr: ast.expr | None) -> str | None:
 
 
 def descriptor_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
-    """Parameters the kernel uses as TMA tensor descriptors (``desc.load(...)``/``.store``):
-    their type carries a block shape that only the host code knows."""
+    """Parameters the kernel uses as TMA tensor descriptors (``desc.load(...)``/``.store``),
+    itself or in the ``@triton.jit`` helpers it passes them to: their type carries a block shape
+    that only the host code knows."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None:
         return ()
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    found = _descriptor_uses(fn, _module_functions(kernel_source), 0)
+    return tuple(p for p in params if p in found)
+
+
+def _descriptor_uses(fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef], depth: int) -> set[str]:
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     found = set()
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             if node.func.attr in ("load", "store", "atomic_add", "gather", "scatter") and node.func.value.id in params:
                 found.add(node.func.value.id)
             if node.func.attr in ("_experimental_descriptor_load", "_experimental_descriptor_store",
                                   "experimental_descriptor_load") and node.args and isinstance(node.args[0], ast.Name):
                 found.add(node.args[0].id)
-    return tuple(p for p in params if p in found)
+        elif isinstance(node.func, ast.Name) and node.func.id in helpers and depth < 3 and helpers[node.func.id] is not fn:
+            helper = helpers[node.func.id]
+            inner = _descriptor_uses(helper, helpers, depth + 1)
+            names = [a.arg for a in helper.args.posonlyargs + helper.args.args]
+            for i, arg in enumerate(node.args):
+                if i < len(names) and names[i] in inner and isinstance(arg, ast.Name) and arg.id in params:
+                    found.add(arg.id)
+    return found
 
 
 def _call_name(node: ast.Call) -> str | None:
@@ -371,11 +423,18 @@ def _names(expr: ast.expr) -> set[str]:
 def kernel_def(kernel_source: str | None, kernel: str) -> ast.FunctionDef | None:
     if not kernel_source:
         return None
+    module = _parse(kernel_source)
+    return next((s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == kernel), None) \
+        if module is not None else None
+
+
+@functools.lru_cache(maxsize=8)
+def _parse(source: str) -> ast.Module | None:
+    """One parse per module source: every use reader asks for its kernel and helpers (read-only)."""
     try:
-        module = ast.parse(kernel_source)
+        return ast.parse(source)
     except SyntaxError:
         return None
-    return next((s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == kernel), None)
 
 
 def _leftmost(expr: ast.expr) -> str | None:

@@ -67,12 +67,20 @@ def probes(
     site: AutotuneSite, spec: LaunchSpec, target: Target, verdicts: Sequence[ConfigVerdict],
 ) -> list[Probe]:
     """Extra points so that the fit over ``tile_params`` is determined (none when it already is)."""
-    compiled = [v for v in verdicts if v.arch == target.arch.name and v.outcome.shared_bytes is not None]
+    compiled = [(v.config, v.outcome.job) for v in verdicts
+                if v.arch == target.arch.name and v.outcome.shared_bytes is not None]
+    return probes_from(site, spec, compiled)
+
+
+def probes_from(site: AutotuneSite, spec: LaunchSpec, compiled: Sequence[tuple[ConfigValue, CompileJob]]) -> list[Probe]:
+    """``probes`` from the (config, job) pairs that compiled on one target. Given every config
+    of a plan, these are the probes ``probes`` will ask for when every config compiles (the
+    usual case), so they can be queued with the configs instead of after the slowest of them."""
     if not compiled:
         return []
     vary = tile_params(site, spec)
-    points = [point_params(v.config, spec) for v in compiled]
-    base_config = compiled[0].config
+    points = [point_params(config, spec) for config, _ in compiled]
+    base_config = compiled[0][0]
     spec_names = {k for k, _ in spec.constexprs}
     meta = set(launch_spec.meta_params(site))
     out = []
@@ -86,7 +94,7 @@ def probes(
         probe_spec = replace(spec, constexprs=tuple((k, params.get(k, v) if k in spec_names else v)
                                                     for k, v in spec.constexprs))
         spz = launch_spec.specialize(site, probe_spec, config)
-        job = replace(compiled[0].outcome.job, signature=spz.signature, constexprs=spz.constexprs,
+        job = replace(compiled[0][1], signature=spz.signature, constexprs=spz.constexprs,
                       divisible_by_16=spz.divisible_by_16, num_stages=config.effective_num_stages,
                       num_warps=config.effective_num_warps)
         out.append(Probe(params, config, probe_spec, job))

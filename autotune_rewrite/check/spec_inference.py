@@ -23,6 +23,7 @@ divisibility, not folded; noted with the verdict).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -137,6 +138,8 @@ class Context:
     address_tables: frozenset[str] = frozenset()  # pointers whose loaded values become pointers
     flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
+    modes: Mapping[str, tuple] = field(default_factory=dict)  # compared only with literals: their values
+    flag_rules: tuple[str, ...] = ()  # the kernel's static_asserts over flags alone
 
 
 def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamSpec | None:
@@ -161,6 +164,10 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
         if ty is None:
             return None  # dtype unknown: the general assumption decides (step 6)
         return ParamSpec("*" + ty, assumption=assumed("*" + ty), source="launch")
+    if fact.kind == "str":
+        # Only a constexpr can be a string; for another parameter the launch itself would fail.
+        return ParamSpec("constexpr", fact.value, assumption=assumed(repr(fact.value)), source="launch") \
+            if constexpr and fact.value_known else None
     if fact.kind in ("int", "float", "bool"):
         if constexpr:
             if not fact.value_known and fact.kind == "int" and fact.upper is not None and not ctx.exact:
@@ -255,7 +262,9 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = None
         resolved = spec if set_elsewhere else general(ctx, p, spec)
         if resolved is None and p.name in ctx.flags and not ctx.exact:
-            resolved = _feature_on(p, "a flag the code does not set")
+            resolved = _feature_on(p, _ON)
+        if resolved is None and ctx.modes.get(p.name) and not ctx.exact:
+            resolved = _mode_with_most_code(p, ctx.modes[p.name])
         if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
             draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
         if resolved is None:
@@ -270,7 +279,41 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
                                  "not passed at the launch, no default" if facts else "no launch found, no default")
         else:
             draft.params[p.name] = resolved
+    _obey_flag_rules(ctx, draft)
     return draft
+
+
+_ON = "a flag the code does not set"
+
+
+def _obey_flag_rules(ctx: Context, draft: Draft) -> None:
+    """Flags assumed on must not break the kernel's own rules between them
+    (``tl.static_assert(not (FUSE_SCATTER and TMA_STORE))``): keep as many on as the rules allow,
+    the earlier parameters first."""
+    from autotune_rewrite.check.param_uses import rule_holds
+
+    assumed = [n for n, spec in draft.params.items()
+               if spec.assumption is not None and spec.assumption.source.startswith(_ON)]
+    values = {n: spec.value for n, spec in draft.params.items() if isinstance(spec.value, bool)}
+    rules = [r for r in ctx.flag_rules if all(n in values for n in _rule_names(r))]
+    if not assumed or len(assumed) > 8 or not rules or all(rule_holds(r, values) for r in rules):
+        return
+    # Most flags on first; among those, the earlier parameters on.
+    for combo in sorted(itertools.product((True, False), repeat=len(assumed)), key=lambda c: (-sum(c), [not v for v in c])):
+        trial = {**values, **dict(zip(assumed, combo))}
+        if all(rule_holds(r, trial) for r in rules):
+            broken = " and ".join(f"`tl.static_assert({r})`" for r in rules if not rule_holds(r, values))
+            for name, on in zip(assumed, combo):
+                if not on:
+                    draft.params[name] = ParamSpec("constexpr", False, source="assumed", assumption=Assumption(
+                        name, "False", f"{_ON}: assumed False, as the kernel's {broken} rules out the others on"))
+            return
+
+
+def _rule_names(rule: str) -> set[str]:
+    import ast
+
+    return {n.id for n in ast.walk(ast.parse(rule, mode="eval")) if isinstance(n, ast.Name)}
 
 
 def _feature_on(p: KernelParam, why: str) -> ParamSpec:
@@ -279,6 +322,15 @@ def _feature_on(p: KernelParam, why: str) -> ParamSpec:
     cost 8x.) Listed with the verdict; the assume table or --assume gives the other value."""
     return ParamSpec("constexpr", True, source="assumed", assumption=Assumption(
         p.name, "True", f"{why}: assumed True (its feature on)"))
+
+
+def _mode_with_most_code(p: KernelParam, values: tuple) -> ParamSpec:
+    """A mode the code does not set (``ACTIVATION``, compared with ``"relu"``, ``"gelu"``...) is
+    compiled at the value that guards the most code, as an undecided flag is compiled on."""
+    others = ", ".join(map(repr, values[1:]))
+    return ParamSpec("constexpr", values[0], source="assumed", assumption=Assumption(
+        p.name, repr(values[0]), "a mode the code does not set: assumed the value the kernel tests that guards "
+                                 "the most code" + (f" (it also tests {others})" if others else "")))
 
 
 def _typed(value: Any) -> Any:

@@ -358,7 +358,11 @@ def free_names(text: str) -> set[str]:
     except SyntaxError:
         return set()
     bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in bases and n.id not in _MODULES}
+    # A builtin the evaluator answers (``max(triton.next_power_of_2(E), 8)``) is not a value to supply.
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and f"builtins.{n.func.id}" in DEFAULT_ANSWERS.calls}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in bases | called
+            and n.id not in _MODULES}
 
 
 def _refuse(fq: str):

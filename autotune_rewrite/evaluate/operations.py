@@ -9,6 +9,7 @@ import libcst as cst
 
 from autotune_rewrite.evaluate.device import DeviceRecord
 from autotune_rewrite.evaluate.values import MAX_ITEMS, ConfigObj, Unresolved
+from autotune_rewrite.model import DEFAULT_NUM_CTAS, DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS
 
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
@@ -50,11 +51,16 @@ class BoundMethod:
             raise Unresolved("method call does not evaluate") from None
 
 
+_CONFIG_DEFAULTS = {"num_warps": DEFAULT_NUM_WARPS, "num_stages": DEFAULT_NUM_STAGES, "num_ctas": DEFAULT_NUM_CTAS}
+
+
 def attribute(obj, attr: str):
     if isinstance(obj, DeviceRecord):
         return obj.field(attr)
     if isinstance(obj, ConfigObj) and attr in ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg"):
-        return getattr(obj, attr)
+        value = getattr(obj, attr)
+        # A field left out of ``triton.Config(...)`` reads as Triton's default, as on the real object.
+        return _CONFIG_DEFAULTS.get(attr) if value is None else value
     if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
         return BoundMethod(getattr(obj, attr))
     if isinstance(obj, dict) and attr in ("items", "keys", "values", "get", "copy"):

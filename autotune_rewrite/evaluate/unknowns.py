@@ -69,3 +69,8 @@ def not_bound_on_branch(name: str, test: str, taken: bool) -> str:
 
 def parameter(name: str, function: str) -> str:
     return f"`{name}` is a parameter of `{function}`, only known when it is called"
+
+
+def launch_arguments(name: str) -> str:
+    """A pruner reading the launch's own arguments (``named_args["N"]``)."""
+    return f"`named_args[{name!r}]` is a launch argument, only known at run time"

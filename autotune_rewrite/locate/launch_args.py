@@ -27,6 +27,8 @@ from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_sha
 from autotune_rewrite.model import ArgFact
 
 _MAX_DEPTH = 12
+_INT32_MAX = 2**31 - 1
+_ORDER = (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)
 
 
 def _unknown(text: str, why: str = "") -> ArgFact:
@@ -67,6 +69,12 @@ class ArgReader:
 
     def _f_Integer(self, e, d):
         return ArgFact(0, "", "int", value=e.evaluated_value, value_known=True, why="literal")
+
+    def _f_SimpleString(self, e, d):
+        value = e.evaluated_value
+        if not isinstance(value, str):
+            return _unknown("", "a bytes literal")
+        return ArgFact(0, "", "str", value=value, value_known=True, why="literal")
 
     def _f_Float(self, e, d):
         return ArgFact(0, "", "float", value=e.evaluated_value, value_known=True, why="literal")
@@ -111,7 +119,7 @@ class ArgReader:
         default = None
         if param.default is not None:
             default = self._fact(param.default, d)
-        if default is not None and default.value_known and default.kind in ("int", "float", "bool", "dtype"):
+        if default is not None and default.value_known and default.kind in ("int", "float", "bool", "dtype", "str"):
             if kind in (None, default.kind) or (kind == "float" and default.kind == "int"):
                 return replace(default, kind=kind or default.kind,
                                assumption=f"the caller leaves {name} at its default {self.w.code(param.default)}",
@@ -321,7 +329,22 @@ class ArgReader:
                     not self.w.assigned.get(e.left.value):
                 return ArgFact(0, "", "bool", value=not negate, value_known=True, why="is None",
                                assumption=f"the caller leaves {e.left.value} at its default None")
+        if len(e.comparisons) == 1 and isinstance(e.comparisons[0].operator, _ORDER):
+            guard = self._int64_guard(e.left, e.comparisons[0].operator, e.comparisons[0].comparator, d)
+            if guard is not None:
+                return guard
         return ArgFact(0, "", "bool", why="a comparison")
+
+    def _int64_guard(self, left, op, right, d) -> ArgFact | None:
+        """``x.numel() > 2**31 - 1``: a switch to 64-bit indexing, off at serving sizes. (Left
+        to the flag rule it would be assumed on, and 64-bit offsets are another kernel.)"""
+        size, bound = self._fact(left, d), self._fact(right, d)
+        if not (size.kind == "int" and not size.value_known and bound.kind == "int" and bound.value_known
+                and isinstance(bound.value, int) and bound.value >= _INT32_MAX):
+            return None
+        above = isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual))
+        return ArgFact(0, "", "bool", value=not above, value_known=True, why="a 64-bit indexing guard",
+                       assumption=f"sizes below 2**31 ({self.w.code(left)} <= {bound.value}), as at serving shapes")
 
     def _f_BooleanOperation(self, e, d):
         left, right = self._fact(e.left, d), self._fact(e.right, d)

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
 from autotune_rewrite.evaluate.device import TargetQuery
+from autotune_rewrite.locate.early_prune import KEY, pruned
 from autotune_rewrite.model import ConfigValue, TargetConfigs
 from autotune_rewrite.targets import Target
 
@@ -51,25 +52,32 @@ def _at_site(pm, node, resolve, answers: Answers, read_data=None) -> Evaluator:
                      read_data=read_data)
 
 
-def _once(pm, node, resolve, answers: Answers, read_data=None) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
+def _value(ev: Evaluator, pm, node, prune) -> tuple[ConfigValue, ...]:
+    """``configs=`` as the autotuner times it: after the site's early pruner (``early_prune``)."""
+    return to_configs(pruned(ev, pm, prune, evaluate(ev, pm, node)))
+
+
+def _once(pm, node, resolve, answers: Answers, prune=None,
+          read_data=None) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
     ev = _at_site(pm, node, resolve, answers, read_data)
-    return ev, to_configs(evaluate(ev, pm, node))
+    return ev, _value(ev, pm, node, prune)
 
 
-def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None) -> Resolution:
-    """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target."""
+def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None, prune=None) -> Resolution:
+    """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target.
+    ``prune``: the site's ``prune_configs_by=`` expression (its early pruner is applied)."""
     if context is None or context.reads is None:
-        return _resolve(pm, node, resolve, context)
+        return _resolve(pm, node, resolve, context, prune)
     before = len(context.reads())
-    found = _resolve(pm, node, resolve, context)
+    found = _resolve(pm, node, resolve, context, prune)
     files = tuple(dict.fromkeys((*found.data_files, *context.reads()[before:])))
     return replace(found, data_files=files)
 
 
-def _resolve(pm, node, resolve: Callable, context: TargetContext | None) -> Resolution:
+def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=None) -> Resolution:
     if context is None:
         try:
-            ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS)
+            ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS, prune)
         except Pending as exc:
             return Resolution(reason=f"configs {exc}", pending=exc.fq)
         except TargetQuery as exc:
@@ -81,7 +89,7 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None) -> Reso
     neutral = DEFAULT_ANSWERS.for_target(None, context.env)
     ev = _at_site(pm, node, resolve_for(neutral), neutral, context.read_data)
     try:
-        configs = to_configs(evaluate(ev, pm, node))
+        configs = _value(ev, pm, node, prune)
         return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(ev.data_files))
     except Pending as exc:
         return Resolution(reason=f"configs {exc}", pending=exc.fq, data_files=tuple(ev.data_files))
@@ -95,12 +103,20 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None) -> Reso
         answers = DEFAULT_ANSWERS.for_target(target, context.env)
         ev = _at_site(pm, node, resolve_for(answers), answers, context.read_data)
         try:
-            entry = TargetConfigs((target.name,), to_configs(evaluate(ev, pm, node)),
+            entry = TargetConfigs((target.name,), _value(ev, pm, node, prune),
                                   ", ".join(ev.origin) or "literal list", None, tuple(ev.queries))
         except Unresolved as exc:
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
         files.update(dict.fromkeys(ev.data_files))
+    if prune is not None and not any(KEY in (g.origin or "") for g in groups):
+        # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
+        # target: the configs are as written, and the same everywhere unless they ask too.
+        try:
+            ev, configs = _once(pm, node, resolve_for(neutral), neutral, read_data=context.read_data)
+            return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(files))
+        except Unresolved:
+            pass
     names = " / ".join(", ".join(g.targets) for g in groups)
     return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups),
                       data_files=tuple(files))

@@ -68,7 +68,7 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         found = Resolution(reason=(f"autotune arguments are passed through {star.star}{pm.code(star.value).strip()}"
                                    if star is not None else "no configs argument"))
     else:
-        found = resolve_configs(pm, configs_node, resolve, context)
+        found = resolve_configs(pm, configs_node, resolve, context, args.get("prune_configs_by"))
     configs, origin, reason, pending = found.configs, found.origin, found.reason, found.pending
     ev = Evaluator(resolve=resolve)
     key = None

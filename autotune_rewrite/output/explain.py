@@ -205,6 +205,63 @@ def _(f: rf.Dropped) -> str:
 
 
 @fact.register
+def _(f: rf.Guarded) -> str:
+    where = ", ".join(f.archs)
+    return (f"keep {f.config.label()} for the other targets, prune it on {where} only (a device-aware "
+            f"early_config_prune): {_refused(f.refused)}")
+
+
+@fact.register
+def _(f: rf.KeptForSpec) -> str:
+    serves = ", ".join(f"{spec} on {arch}" for spec, arch in f.launches)
+    return (f"keep {f.config.label()}: it launches for {serves}; where it cannot ({_refused(f.refused)}) "
+            "the autotuner times it as inf and moves on")
+
+
+@fact.register
+def _(f: rf.TargetEffect) -> str:
+    if not f.removed:
+        return f"{f.arch}: unchanged, {f.after} config{'s' if f.after != 1 else ''}"
+    n = len(f.removed)
+    removed = f"{n} config{'s' if n != 1 else ''} removed"
+    if f.launchable_removed:
+        return (f"{f.arch}: {removed} ({f.before} -> {f.after}), {f.launchable_removed} of which launched there "
+                "(the variant keeps fewer)")
+    return (f"{f.arch}: every config that launches there is kept ({f.after}); {removed}, "
+            f"{'it' if n == 1 else 'they'} cannot launch there")
+
+
+@fact.register
+def _(f: rf.SpecEffect) -> str:
+    return (f"{f.arch}, spec {f.spec}: {f.launch_after} of {f.after} configs launch "
+            f"(before: {f.launch_before} of {f.before})")
+
+
+def guard_reason(g: rf.Guarded, arch: str, many_specs: bool) -> str:
+    """The comment above a guarded config in the generated table: why it cannot launch on ``arch``."""
+    parts = []
+    for r in g.refused:
+        if r.arch != arch:
+            continue
+        x = r.refusal
+        text = (f"{x.shared_bytes:,} B shared memory > {x.limit:,} B opt-in" if isinstance(x, cf.SmemOverOptin)
+                else refusal(x) if x is not None else "cannot launch")
+        parts.append(f"{text} ({r.spec})" if many_specs else text)
+    return "; ".join(dict.fromkeys(parts))
+
+
+def guard_comment(triton_version: str) -> list[str]:
+    """The comment lines over the generated guard's table."""
+    with_triton = f", Triton {triton_version}" if triton_version else ""
+    return [
+        "Configs that cannot launch on some of the GPUs this kernel serves, by the compute",
+        f"capability Triton reports (cross-compiled by autotune-rewrite{with_triton}): the",
+        "autotuner skips them there and times every config elsewhere.",
+        "(meta-parameters, num_warps, num_stages)",
+    ]
+
+
+@fact.register
 def _(f: rf.KeptLaunchable) -> str:
     return f"keep {len(f.configs)} launchable config(s): " + ", ".join(c.label() for c in f.configs)
 
@@ -328,6 +385,12 @@ def why(reason) -> str:
 def subject(decision) -> str:
     """A Dependabot-style commit subject for a ``variants.Decision``."""
     k, arch = decision.site.kernel, "/".join(decision.targets)
+    if decision.variant == "prune" and decision.guarded:
+        g = len(decision.guarded)
+        where = "/".join(dict.fromkeys(a for x in decision.guarded for a in x.archs))
+        text = f"Prune {g} config{'s' if g != 1 else ''} of {k} on {where} only"
+        n = len(decision.dropped)
+        return text + (f", drop {n} that cannot launch on {arch}" if n else "")
     if decision.variant == "prune":
         n = len(decision.dropped)
         return f"Drop {n} config{'s' if n != 1 else ''} that cannot launch from {k} on {arch}"
@@ -358,6 +421,6 @@ def fact_json(f) -> dict | None:
     return None if isinstance(f, str) else to_jsonable(f)
 
 
-__all__ = ["dropped_why", "explanation", "fact", "fact_json", "largest_fit", "largest_fits", "no_common_config",
+__all__ = ["dropped_why", "explanation", "fact", "fact_json", "guard_comment", "guard_reason", "largest_fit", "largest_fits", "no_common_config",
            "note", "occupancy_reason", "recheck_refused", "refusal", "subject", "suspicion", "suspicions", "verdict_reason",
            "why"]

@@ -14,6 +14,7 @@ from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.rewrite.apply import ApplyResult
+from autotune_rewrite.rewrite import fleet
 from autotune_rewrite.rewrite.diff import RewriteRun
 
 
@@ -36,6 +37,7 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
     kernels = []
     for kr in run.kernels:
         d = kr.decision
+        effects = fleet.effects(d, kr.reports)
         kernels.append({
             "kernel": run.prefix + d.site.ident,
             "variant": d.variant,
@@ -51,6 +53,10 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
             ],
             "dropped": [{"config": x.config.label(), "why": explain.dropped_why(x), "reason": x.reason,
                          "fact": explain.fact_json(x)} for x in d.dropped],
+            "guarded": [{"config": g.config.label(), "archs": list(g.archs), "fact": explain.fact_json(g)}
+                        for g in d.guarded],
+            "per_target": [{**explain.fact_json(f), "line": explain.fact(f)} for f in effects[0]],
+            "per_spec": [{**explain.fact_json(f), "line": explain.fact(f)} for f in effects[1]],
             "bs_bucket": d.add_bs_bucket,
             "explanation": explain.explanation(d),
             "facts": [explain.fact_json(f) for f in d.explanation],
@@ -97,6 +103,10 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         err.print(f"[bold]{escape(run.prefix + d.site.ident)}[/] {d.variant} ({state}; {escape(versions)})", markup=True)
         for line in explain.explanation(d):
             err.print(f"  - {escape(line)}", markup=True)
+        if len(d.targets) > 1 or d.guarded:  # the fleet: what each target's autotuner times now
+            per_target, per_spec = fleet.effects(d, kr.reports)
+            for f in (*per_target, *per_spec):
+                err.print(f"  - {escape(explain.fact(f))}", markup=True)
         for r in kr.reports:  # what the verdicts behind this decision rest on
             if r.spec is not None and r.spec.assumptions:
                 err.print(f"  - {escape(explain.note(Assumed(r.spec.name, r.spec.assumptions)))}", markup=True)

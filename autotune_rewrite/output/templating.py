@@ -16,7 +16,8 @@ import jinja2
 
 from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.output import explain
-from autotune_rewrite.rewrite.variants import Decision
+from autotune_rewrite.rewrite import fleet
+from autotune_rewrite.rewrite.variants import Decision, config_key
 
 TOOL = "autotune-rewrite"
 
@@ -126,7 +127,11 @@ def context(kr, run, bench: dict | None = None) -> dict:
     d: Decision = kr.decision
     reports: tuple[KernelReport, ...] = kr.reports
     before = [_row(v, r.spec.name if r.spec else "default") for r in reports for v in r.verdicts]
-    after = [_row(e.verdict, e.spec) for p in d.configs for e in p.evidence]
+    guarded = {(config_key(g.config), a) for g in d.guarded for a in g.archs}
+    after = [_row(e.verdict, e.spec) if (config_key(p.config), e.verdict.arch) not in guarded
+             else {**_row(e.verdict, e.spec), "verdict": "pruned on this GPU by the device guard"}
+             for p in d.configs for e in p.evidence]
+    per_target, per_spec = fleet.effects(d, reports)
     rechecked = [_row(v, r.spec.name if r.spec else "default") for r in kr.recheck for v in r.verdicts]
     models = []
     for r in reports:
@@ -140,6 +145,8 @@ def context(kr, run, bench: dict | None = None) -> dict:
         "arch": list(d.targets),
         "configs": [p.config.label() for p in d.configs],
         "dropped": [x.config.label() for x in d.dropped],
+        "guarded": {a: [g.config.label() for g in d.guarded if a in g.archs] for a in d.targets
+                    if any(a in g.archs for g in d.guarded)} or None,
         "bs_bucket": list(buckets) if d.add_bs_bucket else None,
         "triton": triton_version,
         "tool": TOOL,
@@ -165,6 +172,8 @@ def context(kr, run, bench: dict | None = None) -> dict:
         "variant": d.variant,
         "targets": ", ".join(d.targets),
         "explanation": explain.explanation(d),
+        "per_target": [explain.fact(f) for f in per_target],
+        "per_spec": [explain.fact(f) for f in per_spec],
         "notes": list(kr.notes),
         "assumptions": [{"spec": r.spec.name, "parameter": a.parameter, "value": a.value, "source": a.source}
                         for r in reports if r.spec is not None for a in r.spec.assumptions],

@@ -142,6 +142,7 @@ def run_rewrites(
     changed_since: str | None = None,
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
+    executor: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
 
@@ -156,7 +157,7 @@ def run_rewrites(
     from autotune_rewrite.settings import Settings
 
     path = Path(path)
-    settings = Settings.find(path).with_env(env)
+    settings = Settings.find(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
                                cache_dir=cache_dir, use_cache=use_cache, progress=progress, settings=settings,
@@ -182,7 +183,7 @@ def run_rewrites(
         if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
             continue
         if site.target_dependent:  # configs chosen by a device query: never edit them as one list
-            if not all(r.all_launchable for r in reports):
+            if _dead_somewhere(reports):
                 failed.append((ident, _per_target_refusal(reports)))
             continue
         try:
@@ -248,6 +249,17 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
+def _dead_somewhere(reports: Sequence[KernelReport]) -> bool:
+    """Some config cannot launch on some target for any launch spec (one that fails for one
+    spec only, where another spec launches it, is kept: the fleet rule)."""
+    launches: dict[tuple, bool] = {}
+    for r in reports:
+        for v in r.verdicts:
+            k = (config_key(v.config), v.arch)
+            launches[k] = launches.get(k, False) or v.launchable
+    return not all(launches.values())
+
+
 def _per_target_refusal(reports: Sequence[KernelReport]) -> str:
     """Why a kernel whose configs are chosen per target is not rewritten (yet)."""
     dead = sorted({v.arch for r in reports for v in r.verdicts if not v.launchable})
@@ -305,31 +317,44 @@ def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, us
     ident = d.site.ident
     # A twin (``path::name:LINE``) may have moved: ``after_edit`` follows it through the edit.
     new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
-    if new is None or new.configs is None:
+    if new is None or (new.configs is None and not new.target_dependent):
         raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
-    want = [config_key(p.config) for p in d.configs]
-    got = [config_key(c) for c in new.configs]
-    if got != want:
-        raise RuntimeError(f"{ident}: rewritten configs {got} differ from the decided {want} (rewrite bug)")
     specs = []
     for r in kr.reports:
         spec = r.spec
         if d.add_bs_bucket and bucket.PARAM not in dict(spec.types):
             spec = replace(spec, types=spec.types + ((bucket.PARAM, "i32"),))
         specs.append(spec)
+    # A config may stay where it cannot launch for one spec when another spec launches it (the
+    # fleet rule): only what the decision expected to launch must launch again.
+    expected = {(config_key(p.config), e.spec, e.verdict.arch): e.verdict.launchable for p in d.configs for e in p.evidence}
     reports = []
-    for spec in specs:
-        try:
-            verdicts = check_stage.evaluate_configs(
-                copy, new, spec, new.configs, targets, workers=workers, cache_dir=cache_dir, use_cache=use_cache
-            )
-        except KernelLoadError as exc:
-            raise UserError(f"{ident}: the rewritten kernel could not be compiled again: {exc}") from None
-        for v in verdicts:
-            if not v.launchable:
-                raise RecheckRefused(ident, v.config, v.arch, v.refusal)
-        reports.append(KernelReport(site=new, spec=spec, verdicts=tuple(verdicts)))
+    for views, mine in _recheck_views(new, targets):
+        # A device guard: each target's autotuner must see the decided configs less those guarded there.
+        want = [config_key(p.config) for p in d.configs_on(mine[0].arch.name)]
+        got = [config_key(c) for c in views.configs or ()]
+        if views.configs is None or got != want:
+            raise RuntimeError(f"{ident}: rewritten configs {got} on {mine[0].name} differ from the decided {want} (rewrite bug)")
+        for spec in specs:
+            try:
+                verdicts = check_stage.evaluate_configs(
+                    copy, views, spec, views.configs, mine, workers=workers, cache_dir=cache_dir, use_cache=use_cache
+                )
+            except KernelLoadError as exc:
+                raise UserError(f"{ident}: the rewritten kernel could not be compiled again: {exc}") from None
+            for v in verdicts:
+                if not v.launchable and expected.get((config_key(v.config), spec.name, v.arch), True):
+                    raise RecheckRefused(ident, v.config, v.arch, v.refusal)
+            reports.append(KernelReport(site=views, spec=spec, verdicts=tuple(verdicts)))
     return tuple(reports)
+
+
+def _recheck_views(new: AutotuneSite, targets):
+    """(site as some targets see it, those targets): one pair for all targets unless the
+    rewritten configs depend on the target (a device guard), then one per target."""
+    if not new.target_dependent:
+        return [(new, tuple(targets))]
+    return [(new.on_targets(e) if (e := new.entry_for(t.name)) else replace(new, configs=None), (t,)) for t in targets]
 
 
 __all__ = ["KernelRewrite", "RewriteRun", "git_prefix", "reproduce_command", "run_rewrites"]

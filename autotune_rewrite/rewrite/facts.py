@@ -52,6 +52,55 @@ class Dropped:
 
 
 @dataclass(frozen=True)
+class Guarded:
+    """A config that cannot launch on some of the fleet's targets only (for no launch spec
+    there): it stays in the list for the others, and the device-aware guard
+    (``rewrite/device_guard``) prunes it on ``archs`` alone."""
+
+    config: ConfigValue
+    archs: tuple[str, ...]
+    refused: tuple[Refused, ...]
+    kind: str = field(default="guarded", init=False)
+
+
+@dataclass(frozen=True)
+class KeptForSpec:
+    """A config that cannot launch for some launch specs but launches for another one on the
+    same target: kept (where it cannot launch Triton's autotuner times it as inf and moves on),
+    since dropping it would take it from the spec it serves."""
+
+    config: ConfigValue
+    refused: tuple[Refused, ...]
+    launches: tuple[tuple[str, str], ...]  # (spec, arch) where it launches
+    kind: str = field(default="kept_for_spec", init=False)
+
+
+@dataclass(frozen=True)
+class TargetEffect:
+    """What one fleet target's autotuner times after the change (the PR body's per-target line)."""
+
+    arch: str
+    before: int  # configs it timed before
+    after: int  # configs it times after
+    removed: tuple[ConfigValue, ...]  # of those it timed before
+    launchable_removed: int  # of ``removed``, configs that did launch there (a variant's choice)
+    kind: str = field(default="target_effect", init=False)
+
+
+@dataclass(frozen=True)
+class SpecEffect:
+    """Per (launch spec, target): configs that launch, before and after."""
+
+    spec: str
+    arch: str
+    launch_before: int
+    before: int
+    launch_after: int
+    after: int
+    kind: str = field(default="spec_effect", init=False)
+
+
+@dataclass(frozen=True)
 class KeptLaunchable:
     """prune: the launchable configs, all kept."""
 
@@ -198,7 +247,7 @@ class LaunchesUnseen:
     kind: str = field(default="launches_unseen", init=False)
 
 
-Fact = (Dropped | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
+Fact = (Dropped | Guarded | KeptForSpec | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
         | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
 
 

@@ -15,6 +15,7 @@ import libcst as cst
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
+from autotune_rewrite.rewrite.device_guard import guard_edits
 from autotune_rewrite.rewrite.edits import Edit, apply_edits
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.variants import Decision
@@ -106,6 +107,7 @@ def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, b
     pf = files(site.path)
     edits, notes = config_edits(pf, site, decision, files)
     files.add(site.path, edits)
+    files.add(site.path, guard_edits(pf, site, decision, find_autotune_call(pf, site)))  # fleet: some targets only
     if not decision.add_bs_bucket:
         return notes
     if not site.launches:

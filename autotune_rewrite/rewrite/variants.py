@@ -6,9 +6,18 @@ not in the source yet (more warps, one more stage) are *candidates*: ``decide`` 
 it still needs in ``Decision.needs``, the pipeline compiles them (``check.check.evaluate_configs``)
 and calls ``decide`` again with their verdicts, until nothing more is needed.
 
+The fleet the kernels serve is every target of the run (``arch`` / ``--arch``). For ``prune``
+and ``v2`` a config is removed only when it launches on no target for any launch spec; one that
+cannot launch on some targets only stays in the list and is ``Guarded`` there (the rewriter
+emits a device-aware ``early_config_prune``, ``rewrite/device_guard``); one that cannot launch
+for some launch specs only, where another spec launches it, stays (``KeptForSpec``: the
+autotuner times it as inf for that spec and moves on), so an fp8 config is not lost to an fp16
+spec that does not fit.
+
 The variants (DOMAIN.md section 1, generalised):
 
-* ``prune``: drop every config that cannot launch; nothing else.
+* ``prune``: drop every config that cannot launch anywhere, guard the ones that cannot launch
+  on some targets; nothing else.
 * ``v1``: one config. Chosen only where the choice is forced or measured, never by occupancy
   among tiles: (a) a bench run on the target GPU saved timings (``rewrite.measured``): the
   launchable config fastest at its worst batch; else (b) exactly one tile (``block_key``: its
@@ -46,6 +55,8 @@ from autotune_rewrite.rewrite.facts import (
     BucketKeyed,
     Dropped,
     Fact,
+    Guarded,
+    KeptForSpec,
     KeptLaunchable,
     Measured,
     NoCommonConfig,
@@ -64,6 +75,10 @@ from autotune_rewrite.rewrite.facts import (
 )
 
 VARIANTS = ("prune", "v1", "v2", "v3")
+# Variants that keep every config some target can launch (the fleet rule): a config dead on some
+# targets only stays for the others behind a device-aware guard; one dead for some launch specs
+# only stays. v1 and v3 keep configs that launch everywhere by design, so they drop the rest.
+FLEET_VARIANTS = ("prune", "v2")
 MAX_WARPS = 16  # 512 threads: past this ptxas caps a thread at 128 registers or fewer
 
 
@@ -117,10 +132,16 @@ class Decision:
     specs: tuple[str, ...]
     configs: tuple[PlannedConfig, ...] = ()  # the new list, in order
     dropped: tuple[Dropped, ...] = ()
+    guarded: tuple[Guarded, ...] = ()  # in ``configs``, but pruned on some targets by a device guard
     add_bs_bucket: bool = False
     explanation: tuple[Fact, ...] = ()  # in order; output/explain.py words each
     needs: tuple[ConfigValue, ...] = ()  # candidates to compile before deciding
     skipped: NoSecondWarpCount | None = None  # the variant does not apply to this kernel (why)
+
+    def configs_on(self, arch: str) -> tuple[PlannedConfig, ...]:
+        """The configs ``arch``'s autotuner times: ``configs`` less those guarded there."""
+        out = {config_key(g.config) for g in self.guarded if arch in g.archs}
+        return tuple(p for p in self.configs if config_key(p.config) not in out)
 
     @property
     def changes_configs(self) -> bool:
@@ -152,6 +173,11 @@ class _Facts:
     def launchable(self, c: ConfigValue) -> bool:
         ev = self.evidence(c)
         return ev is not None and all(e.verdict.launchable for e in ev)
+
+
+def dead_targets(ev: Sequence[Evidence], targets: Sequence[str]) -> tuple[str, ...]:
+    """The targets where a config launches for no launch spec (in ``targets``' order)."""
+    return tuple(t for t in targets if not any(e.verdict.launchable for e in ev if e.verdict.arch == t))
 
 
 def _refused(ev: tuple[Evidence, ...]) -> tuple[Refused, ...]:
@@ -207,24 +233,42 @@ def decide(
     specs = tuple(dict.fromkeys(s for s, _ in facts.pairs))
     base = dict(variant=variant, site=site, targets=targets, specs=specs)
 
-    kept: list[PlannedConfig] = []
+    kept: list[PlannedConfig] = []  # launches on every (spec, target)
+    retained: list[PlannedConfig] = []  # the fleet rule's list: kept + launches somewhere for some spec
     dropped: list[Dropped] = []
+    guarded: list[Guarded] = []
+    partial: list[Fact] = []
     for i, c in enumerate(site.configs):
         ev = facts.evidence(c)
         if ev is None:
             raise UserError(f"{site.ident}: config {c.label()} was not compiled for every target/spec; re-run check")
+        p = PlannedConfig(c, i, None, ev)
         if all(e.verdict.launchable for e in ev):
-            kept.append(PlannedConfig(c, i, None, ev))
-        else:
+            kept.append(p)
+            retained.append(p)
+            continue
+        dead = dead_targets(ev, targets)
+        if len(dead) == len(targets) or variant not in FLEET_VARIANTS:
             dropped.append(Dropped(c, CANNOT_LAUNCH, _refused(ev)))
-    if not kept:
+            continue
+        retained.append(p)
+        if dead:
+            guarded.append(Guarded(c, dead, tuple(r for r in _refused(ev) if r.arch in dead)))
+        live = tuple(r for r in _refused(ev) if r.arch not in dead)
+        if live:  # cannot launch for some spec on a target where another spec launches it
+            partial.append(KeptForSpec(c, live, tuple((e.spec, e.verdict.arch) for e in ev if e.verdict.launchable)))
+    if not (kept if variant not in FLEET_VARIANTS else retained):
         archs = tuple(sorted({v.arch for r in usable for v in r.verdicts}))
         raise NoCommonConfig(site.ident, archs, tuple(f for r in usable for f in r.largest_fit))
+    base["guarded"] = tuple(guarded)
 
-    lines: list[Fact] = list(dropped)
+    lines: list[Fact] = [*dropped, *guarded, *partial]
     if variant == "prune":
         lines.append(KeptLaunchable(tuple(p.config for p in kept)))
-        return Decision(**base, configs=tuple(kept), dropped=tuple(dropped), explanation=tuple(lines))
+        return Decision(**base, configs=tuple(retained), dropped=tuple(dropped), explanation=tuple(lines))
+    if not kept:  # v2 builds on v1's choice, which must launch everywhere
+        archs = tuple(sorted({v.arch for r in usable for v in r.verdicts}))
+        raise NoCommonConfig(site.ident, archs, tuple(f for r in usable for f in r.largest_fit))
 
     choice, needs, notes = _choose(variant, site, kept, facts, targets, bench)
     if needs:
@@ -238,7 +282,7 @@ def decide(
         return Decision(**base, configs=(choice,), dropped=tuple(dropped), explanation=tuple(lines))
 
     if variant == "v2":
-        out = list(kept)
+        out = list(retained)
         have = {config_key(p.config) for p in out}
         if config_key(choice.config) not in have:
             out.append(choice)

@@ -8,6 +8,7 @@ Values are kept as tuples of pairs rather than dicts so ``Settings`` stays hasha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
@@ -16,6 +17,7 @@ from autotune_rewrite.check.constexpr_values import NONE, read_constexpr
 from autotune_rewrite.check.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings.reader import (
+    Reader,
     Where,
     array_of,
     integer,
@@ -100,6 +102,22 @@ def _size(value: Any, where: Where) -> int:
                           "bytes; \"none\" for no limit)") from None
 
 
+def _one_of(*choices: str) -> Reader:
+    def read(value: Any, where: Where) -> str:
+        if value not in choices:
+            raise where.error(f"= {value!r}: must be one of {', '.join(repr(c) for c in choices)}")
+        return value
+
+    return read
+
+
+def _scheduler_address(value: Any, where: Where) -> str:
+    address = string(value, where).strip()
+    if not re.fullmatch(r"[a-z+]+://\S+", address):
+        raise where.error(f"= {value!r} is not a Dask scheduler address; write e.g. address = \"tcp://10.0.0.5:8786\"")
+    return address
+
+
 _KERNEL = pattern(r".+::.+", '"path/to/file.py::kernel_name"')
 _MODULE_FUNCTION = pattern(r"[^:]+:[^:]+", '"module:function"')
 
@@ -140,6 +158,21 @@ class Cache:
 
 
 @dataclass(frozen=True)
+class CheckTable:
+    """``[tool.autotune-rewrite.check]``: where the compiles run (``check/compile_farm.py``)."""
+
+    executor: str = field(default="local", metadata=key(
+        _one_of("local", "dask"), "str", '"local" (the process pool, default) or "dask": compile the cache misses on '
+        "a Dask distributed cluster (`--executor` overrides)"))
+    address: str | None = field(default=None, metadata=key(
+        _scheduler_address, "str", 'the Dask scheduler, e.g. "tcp://10.0.0.5:8786" (`--address` overrides; '
+        "else $DASK_SCHEDULER_ADDRESS)"))
+    fallback: str = field(default="none", metadata=key(
+        _one_of("none", "local"), "str", '"local": compile on the local pool when the scheduler cannot be reached '
+        'or is lost mid-run; "none" (default): exit 2 (`--fallback` overrides)'))
+
+
+@dataclass(frozen=True)
 class BenchEntry:
     """One kernel's entry of ``[tool.autotune-rewrite.bench]`` (see ``gpu/bench/inputs.py``)."""
 
@@ -172,6 +205,8 @@ class Settings:
         "values assumed for a parameter NAME of every kernel whose code does not give it (a list: each value a case)"))
     cache: Cache = field(default=Cache(), metadata=key(
         section(Cache), "table", "the shared compile cache", inner=("", Cache)))
+    check: CheckTable = field(default=CheckTable(), metadata=key(
+        section(CheckTable), "table", "where the compiles run (local pool or a Dask cluster)", inner=("", CheckTable)))
     env: tuple[tuple[str, str], ...] = field(default=(), metadata=key(
         table_of(string, 'USE_FP8 = "1"'), "table str -> str",
         "environment the kernels' modules read through os.environ (unset: the code's default); `--env NAME=VALUE` adds"))
@@ -201,6 +236,33 @@ class Settings:
         """``--arch`` over the file's ``arch``."""
         return replace(self, arch=tuple(arch)) if arch else self
 
+    def with_executor(self, executor: str | None, address: str | None, fallback: str | None) -> "Settings":
+        """``--executor`` / ``--address`` / ``--fallback`` over the file's ``check`` table."""
+        where = Where("command line", "")
+        table = self.check
+        if executor is not None:
+            table = replace(table, executor=_one_of("local", "dask")(executor, where.at("--executor")))
+        if address is not None:
+            table = replace(table, address=_scheduler_address(address, where.at("--address")))
+        if fallback is not None:
+            table = replace(table, fallback=_one_of("none", "local")(fallback, where.at("--fallback")))
+        return replace(self, check=table)
+
+    def farm(self):
+        """The Dask cluster to compile on (``compile_farm.FarmChoice``), or None for the local pool.
+        ``UserError`` for ``executor = "dask"`` without an address."""
+        if self.check.executor != "dask":
+            return None
+        import os
+
+        from autotune_rewrite.check.compile_farm import FarmChoice  # no dask import
+
+        address = self.check.address or os.environ.get("DASK_SCHEDULER_ADDRESS")
+        if not address:
+            raise UserError("--executor dask needs the scheduler's address: --address tcp://HOST:8786, "
+                            "[tool.autotune-rewrite.check] address, or $DASK_SCHEDULER_ADDRESS")
+        return FarmChoice(address, self.check.fallback)
+
     def where(self) -> Where:
         """The table's place for messages (``pyproject.toml: [tool.autotune-rewrite] KEY ...``)."""
         file = self.source or "pyproject.toml"
@@ -221,4 +283,4 @@ def describe(cls: type = Settings, prefix: str = "") -> Iterator[tuple[str, str,
             yield from describe(inner, f"{path}{suffix}.")
 
 
-__all__ = ["AssumeValue", "BenchEntry", "Cache", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]
+__all__ = ["AssumeValue", "BenchEntry", "Cache", "CheckTable", "DEFAULT_ARCH", "Settings", "SpecEntry", "Variants", "describe"]

@@ -1,0 +1,227 @@
+"""The device-aware guard: configs that cannot launch on some fleet targets only, pruned there.
+
+A config that launches on sm_90 but not on sm_120 must not be deleted for the H100 user. The
+guard keeps it in ``configs=`` and adds an ``early_config_prune`` (Triton calls it before
+benchmarking, on the device the launch runs on) that drops it where it cannot launch:
+
+    # Configs that cannot launch on some GPUs this kernel serves (...), by the capability ...
+    _GEMM_KERNEL_CANNOT_LAUNCH = {
+        120: [  # sm_120
+            # 147,456 B shared memory > 101,376 B opt-in (launch spec fp16)
+            ({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 8, 4),
+        ],
+    }
+
+
+    def _prune_gemm_kernel(configs, named_args, **kwargs):
+        arch = triton.runtime.driver.active.get_current_target().arch
+        dead = _GEMM_KERNEL_CANNOT_LAUNCH.get(arch, [])
+        return [c for c in configs if (c.kwargs, c.num_warps, c.num_stages) not in dead]
+
+Why this form: it runs at the first launch (never at import, so no CUDA initialisation when
+the module is imported, which forking servers need), asks Triton's own driver (no torch
+needed; on AMD ``arch`` is a string and nothing is pruned), lists the dead configs with the
+compiled numbers a reviewer can check, and leaves every other GPU's list byte for byte as
+before. The scan runs it per target (``locate/early_prune``), so ``check`` on the patched tree
+shows those targets fixed and the others unchanged. An existing ``early_config_prune`` is
+composed, not replaced: the helper drops the dead configs, then calls it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.model import AutotuneSite
+from autotune_rewrite.output import explain
+from autotune_rewrite.rewrite import config_text
+from autotune_rewrite.rewrite.configs import autotune_arg
+from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.rewrite.parsed import ParsedFile
+from autotune_rewrite.rewrite.sequence import Sequence
+from autotune_rewrite.rewrite.variants import Decision, config_key
+from autotune_rewrite.targets import ARCHS
+
+KEY = "early_config_prune"
+LINE = 88  # black's default: generated lines stay within it
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+
+
+def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cst.Call) -> list[Edit]:
+    """Edits adding the guard for ``decision.guarded`` to the site's file ([] when none)."""
+    if not decision.guarded:
+        return []
+    _refuse_ambiguous(site, decision)
+    triton = _triton_name(pf)
+    taken = _bound_names(pf)
+    stem = site.kernel.lstrip("_") or "kernel"
+    if site.ident_line is not None:  # twin defs of one name: a guard each
+        stem += f"_l{site.ident_line}"
+    table = _free(f"_{stem.upper()}_CANNOT_LAUNCH", taken)
+    helper = _free(f"_prune_{stem}", taken)
+    quote = config_text.quote_char(pf, pf.offsets(call)[0])
+    why = f"guard {len(decision.guarded)} config(s) of {site.kernel} per target"
+    previous, arg_edits = _prune_argument(pf, site, decision, call, helper, quote, why)
+    text = _helper_text(pf, decision, table, helper, triton, quote, previous, _triton_version())
+    at = _insert_at(pf, call)
+    return [Edit(at, at, text, why), *arg_edits]
+
+
+def _prune_argument(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cst.Call, helper: str,
+                    quote: str, why: str) -> tuple[str | None, list[Edit]]:
+    """(the early pruner ours must call after it, or None; the edits naming ours in
+    ``prune_configs_by``, whose other keys stay as written)."""
+    prune = autotune_arg(call, "prune_configs_by")
+    if prune is None:
+        return None, Sequence(pf, call).append([f"prune_configs_by={{{quote}{KEY}{quote}: {helper}}}"], why)
+    if not isinstance(prune.value, cst.Dict):
+        raise UserError(f"{site.path}:{site.line}: prune_configs_by is `{pf.code(prune.value)}`, not a literal dict; "
+                        f"the device guard for {site.kernel} cannot be composed with it (write it as a dict)")
+    el = next((e for e in prune.value.elements if isinstance(e, cst.DictElement)
+               and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == KEY), None)
+    if el is None:
+        return None, [_dict_insert(pf, prune.value, f"{quote}{KEY}{quote}: {helper}", why)]
+    previous = pf.code(el.value)  # compose: ours first, then theirs on what is left
+    if KEY not in (site.configs_origin or ""):
+        # The scan could not run theirs (it reads the launch's arguments, say), so check could
+        # not see ours either: a guard nobody can verify is not emitted.
+        raise UserError(f"{site.path}:{site.line}: {site.kernel}'s early_config_prune `{previous}` cannot "
+                        "be run statically, so check could not confirm a device guard composed with it; "
+                        f"prune the configs that cannot launch on {', '.join(_guarded_archs(decision))} "
+                        "inside it, or drop them with --arch naming only those targets")
+    s, e = pf.offsets(el.value)
+    return (previous if _IDENT.match(previous) else f"({previous})"), [Edit(s, e, helper, why)]
+
+
+def _guarded_archs(decision: Decision) -> list[str]:
+    return list(dict.fromkeys(a for g in decision.guarded for a in g.archs))
+
+
+def _triton_version() -> str:
+    """The Triton the verdicts were compiled with (the one installed here)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("triton")
+    except PackageNotFoundError:
+        return ""
+
+
+def _refuse_ambiguous(site: AutotuneSite, decision: Decision) -> None:
+    """The guard tells configs apart by (meta-parameters, num_warps, num_stages): two configs
+    that differ only in num_ctas/maxnreg/pre_hook, one guarded and one not, cannot be."""
+    def short(c):
+        return (tuple(sorted((k, repr(v)) for k, v in c.kwargs.items())), c.effective_num_warps, c.effective_num_stages)
+
+    for g in decision.guarded:
+        for p in decision.configs:
+            if short(p.config) == short(g.config) and config_key(p.config) != config_key(g.config):
+                other = next((h for h in decision.guarded if config_key(h.config) == config_key(p.config)), None)
+                if other is None or other.archs != g.archs:
+                    raise UserError(f"{site.ident}: {g.config.label()} and {p.config.label()} differ only in "
+                                    "num_ctas/maxnreg/pre_hook, which the device guard does not tell apart")
+
+
+def _triton_name(pf: ParsedFile) -> str:
+    for node in pf.walk(cst.Import):
+        for alias in node.names:
+            if pf.code(alias.name) == "triton":
+                return pf.code(alias.asname.name) if alias.asname else "triton"
+    raise UserError(f"{pf.path}: the device guard asks Triton's driver for the GPU, but this file has no "
+                    "`import triton`; add it and re-run")
+
+
+def _bound_names(pf: ParsedFile) -> set[str]:
+    return {n.value for n in pf.walk(cst.Name)}
+
+
+def _free(name: str, taken: set[str]) -> str:
+    out, i = name, 2
+    while out in taken:
+        out, i = f"{name}_{i}", i + 1
+    return out
+
+
+def _entry(c, quote: str, indent: str, nl: str) -> str:
+    """One ``(meta-parameters, num_warps, num_stages)`` line, wrapped as black would."""
+    items = [f"{config_text._literal(k, quote)}: {config_text._literal(v, quote)}" for k, v in c.kwargs.items()]
+    meta = "{" + ", ".join(items) + "}"
+    w, s = c.effective_num_warps, c.effective_num_stages
+    one = f"{indent}({meta}, {w}, {s}),"
+    if len(one) <= LINE:
+        return one + nl
+    inner = indent + "    "
+    if len(inner + meta + ",") > LINE:
+        meta = "{" + nl + "".join(f"{inner}    {i},{nl}" for i in items) + inner + "}"
+    return f"{indent}({nl}{inner}{meta},{nl}{inner}{w},{nl}{inner}{s},{nl}{indent}),{nl}"
+
+
+def _helper_text(pf, decision: Decision, table: str, helper: str, triton: str, quote: str,
+                 previous: str | None, triton_version: str) -> str:
+    nl, unit = pf.src.newline, pf.indent_unit()
+    by_cap: dict[int, list] = {}
+    for g in decision.guarded:
+        for arch in g.archs:
+            by_cap.setdefault(ARCHS[arch].capability, []).append(g)
+    many_specs = len(decision.specs) > 1
+    rows = []
+    for cap in sorted(by_cap):
+        arch = f"sm_{cap}"
+        rows.append(f"{unit}{cap}: [  # {arch}{nl}")
+        for g in by_cap[cap]:
+            rows.append(f"{unit * 2}# {explain.guard_reason(g, arch, many_specs)}{nl}")
+            rows.append(_entry(g.config, quote, unit * 2, nl))
+        rows.append(f"{unit}],{nl}")
+    head = explain.guard_comment(triton_version)
+    lines = [f"# {line}{nl}" for line in head]
+    body = [f"{unit}arch = {triton}.runtime.driver.active.get_current_target().arch{nl}",
+            f"{unit}dead = {table}.get(arch, []){nl}"]
+    keep = "[c for c in configs if (c.kwargs, c.num_warps, c.num_stages) not in dead]"
+    if previous is None:
+        body.append(f"{unit}return {keep}{nl}")
+    else:
+        body.append(f"{unit}configs = {keep}{nl}")
+        body.append(f"{unit}return {previous}(configs, named_args, **kwargs){nl}")
+    return ("".join(lines) + f"{table} = {{{nl}" + "".join(rows) + f"}}{nl}{nl}{nl}"
+            + f"def {helper}(configs, named_args, **kwargs):{nl}" + "".join(body) + f"{nl}{nl}")
+
+
+def _insert_at(pf: ParsedFile, call: cst.Call) -> int:
+    """Before the module-level statement that holds the autotune call, above its own comments."""
+    at = pf.offsets(call)[0]
+    stmt = next((s for s in pf.module.body if _start(pf, s) <= at < pf.offsets(s)[1]), None)
+    if stmt is None:
+        raise UserError(f"{pf.path}: the autotune call is not inside a module-level statement")
+    src, text = pf.src, pf.text
+    start = src.line_start(_start(pf, stmt))
+    while start > 0:
+        prev = src.line_start(start - 1)
+        if not text[prev:start].strip().startswith("#"):
+            break
+        start = prev
+    return start
+
+
+def _start(pf: ParsedFile, stmt: cst.CSTNode) -> int:
+    """Where a statement starts, its decorators included (LibCST's position starts at ``def``)."""
+    decorators = getattr(stmt, "decorators", ())
+    return pf.offsets(decorators[0])[0] if decorators else pf.offsets(stmt)[0]
+
+
+def _dict_insert(pf: ParsedFile, node: cst.Dict, text: str, why: str) -> Edit:
+    """``text`` as the dict's first entry, in its layout (own line when entries are on lines)."""
+    s, _ = pf.offsets(node)
+    open_end = s + 1
+    first = node.elements[0] if node.elements else None
+    if first is None:
+        return Edit(open_end, open_end, text, why)
+    fs = pf.offsets(first)[0]
+    if pf.src.only_whitespace(pf.src.line_start(fs), fs) and pf.src.line_of(fs) > pf.src.line_of(s):
+        line = pf.src.line_start(fs)
+        return Edit(line, line, f"{pf.src.indent_at(fs)}{text},{pf.src.newline}", why)
+    return Edit(fs, fs, f"{text}, ", why)
+
+
+__all__ = ["KEY", "guard_edits"]
