@@ -10,7 +10,8 @@ A site's inputs (``SiteInputsOf``), each over-approximated rather than missed:
   @triton.jit helpers and module constants it reaches in other modules);
 - the decorator's file and the launch files, each with every module of the tree it imports,
   transitively (the config expression and the launch arguments may read any of their names:
-  helpers, module variables, re-exports through ``__init__``), and the configs' own files;
+  helpers, module variables, re-exports through ``__init__``), the configs' own files, and the
+  data files (JSON/YAML) they were read from;
 - the names of the functions around its launches (a changed file naming one may be a caller).
 """
 
@@ -85,6 +86,7 @@ class SiteInputsOf:
     def __call__(self, site: AutotuneSite) -> SiteInputs:
         files = {site.path, site.kernel_path or site.path}
         files |= {c.path for c in site.configs or () if c.path}
+        files |= set(site.data_files)  # the JSON/YAML the configs were read from
         launch_files = {launch.path for launch in site.launches}
         for start in {site.path} | launch_files:
             files |= self.imported(start)

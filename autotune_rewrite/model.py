@@ -62,6 +62,9 @@ class ConfigValue:
     # Generated configs (``span`` None): the literal elements of every loop that made this one,
     # outermost loop first; a loop over something else (``range``, a call) adds nothing.
     choices: tuple[ElementChoice, ...] = ()
+    # Fields written in the source whose value is only known at run time: ((field, reason), ...);
+    # the field reads None in ``kwargs`` / ``num_warps`` ... The config is shown, never compiled.
+    unknown: tuple[tuple[str, str], ...] = ()
 
     @property
     def effective_num_warps(self) -> int:
@@ -77,9 +80,12 @@ class ConfigValue:
 
     def label(self) -> str:
         """Short human label, e.g. ``BLOCK_T=16 w4 s2``."""
-        meta = " ".join(f"{k}={v}" for k, v in self.kwargs.items())
+        unknown = {f for f, _ in self.unknown}
+        meta = " ".join(f"{k}={'?' if k in unknown else v}" for k, v in self.kwargs.items())
         parts = [meta] if meta else []
-        parts.append(f"w{self.effective_num_warps} s{self.effective_num_stages}")
+        warps = "?" if "num_warps" in unknown else self.effective_num_warps
+        stages = "?" if "num_stages" in unknown else self.effective_num_stages
+        parts.append(f"w{warps} s{stages}")
         if self.effective_num_ctas != 1:
             parts.append(f"ctas{self.effective_num_ctas}")
         if self.maxnreg is not None:
@@ -193,6 +199,18 @@ class AutotuneSite:
     # group of the run's targets that see the same configs. Empty: ``configs`` is what every
     # target sees.
     configs_by_target: tuple[TargetConfigs, ...] = ()
+    # Data files of the tree (JSON/YAML, root-relative) the configs were read from: inputs of
+    # the site (``--changed-since``), and where a rewrite of its configs would have to edit.
+    data_files: tuple[str, ...] = ()
+
+    @property
+    def partly_unknown(self) -> str | None:
+        """Why some config has a field only known at run time (the first such field), else None."""
+        for i, c in enumerate(self.configs or ()):
+            if c.unknown:
+                field, reason = c.unknown[0]
+                return f"config {i + 1} of {len(self.configs)} ({c.label()}): `{field}` is not known statically: {reason}"
+        return None
 
     @property
     def target_dependent(self) -> bool:

@@ -3,10 +3,14 @@
 Absolute dotted names as LibCST's qualified-name analysis reports them (``import triton as tt;
 tt.jit`` is ``triton.jit``). Triton re-exports the same object under several modules, and the
 set moved between 3.3 and 3.9, so each concept is the set of all of them. Nothing here imports
-LibCST or Triton: the light paths (a warm ``check``, the capture hooks) may use it.
+LibCST or Triton at import (``installed_has`` imports Triton when asked): the light paths (a
+warm ``check``, the capture hooks) may use it.
 """
 
 from __future__ import annotations
+
+import functools
+import importlib
 
 AUTOTUNE = frozenset({"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"})
 CONFIG = frozenset({"triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"})
@@ -44,6 +48,23 @@ REEXPORTED_MODULES = {"triton": "import triton", "tl": "import triton.language a
 def is_triton_module(dotted: str) -> bool:
     """``triton`` or one of its submodules (``triton.language``), not ``tritonfoo``."""
     return dotted == "triton" or dotted.startswith("triton.")
+
+
+@functools.lru_cache(maxsize=None)
+def installed_has(module: str, attr: str) -> bool:
+    """Whether the installed Triton's ``module`` has ``attr`` (what ``check`` compiles with);
+    imports the module, so only asked when code needs the answer."""
+    try:
+        mod = importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - a module that does not import has nothing
+        return False
+    if hasattr(mod, attr):
+        return True
+    try:  # a submodule not imported by its package yet (``triton.language.extra.cuda``)
+        importlib.import_module(f"{module}.{attr}")
+        return True
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def is_autotune(names) -> bool:

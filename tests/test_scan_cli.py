@@ -64,7 +64,7 @@ def test_json_schema_and_nothing_modified(tmp_path):
     assert decode["configs"][0] == {
         "kwargs": {"BLOCK_T": 16}, "num_warps": 4, "num_stages": 2, "num_ctas": None, "maxnreg": None,
         "has_pre_hook": False, "span": {"start_line": 7, "start_col": 8, "end_line": 7, "end_col": 65},
-        "path": "pkg/kernels.py", "label": "BLOCK_T=16 w4 s2", "descriptor_shapes": [], "choices": []}
+        "path": "pkg/kernels.py", "label": "BLOCK_T=16 w4 s2", "descriptor_shapes": [], "choices": [], "unknown": []}
     assert [(l["path"], l["line"]) for l in decode["launches"]] == [
         ("pkg/caller.py", 8), ("pkg/caller.py", 9), ("pkg/kernels.py", 27)]
     assert snapshot(repo) == before

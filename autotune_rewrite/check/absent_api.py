@@ -9,25 +9,8 @@ bundle's source (the kernel and the helpers it reaches), once per bundle (bundle
 from __future__ import annotations
 
 import ast
-import functools
-import importlib
-
+from autotune_rewrite.triton_names import installed_has as _has
 from autotune_rewrite.triton_names import is_triton_module
-
-
-@functools.lru_cache(maxsize=None)
-def _has(module: str, attr: str) -> bool:
-    try:
-        mod = importlib.import_module(module)
-    except Exception:  # noqa: BLE001 - a module that does not import has nothing
-        return False
-    if hasattr(mod, attr):
-        return True
-    try:  # a submodule not imported by its package yet (``triton.language.extra.cuda``)
-        importlib.import_module(f"{module}.{attr}")
-        return True
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def absent_attributes(source: str, kernel: str, import_targets: dict[str, str],

@@ -25,6 +25,7 @@ SCHEMA = 6
 _LOADER_FILES = tuple(Path(__file__).with_name(f) for f in (
     "kernel_loader.py", "loader_syntax.py", "star_imports.py", "bundle_constants.py", "absent_api.py")) + (
     Path(__file__).parent.parent / "module_resolver.py",
+    Path(__file__).parent.parent / "triton_names.py",  # installed_has: what absent_api asks
     # call-built globals are computed by the static evaluator and its answers
     *sorted((Path(__file__).parent.parent / "evaluate").glob("*.py")))
 

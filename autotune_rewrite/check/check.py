@@ -180,8 +180,8 @@ def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
 
 def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun, bundles, bundle_of):
     """A site's reports decided without compiling, and a plan per complete spec."""
-    if site.configs is None:
-        yield skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or "")
+    if site.configs is None or site.partly_unknown:  # a config with a runtime field is never judged
+        yield skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or site.partly_unknown)
         return
     if not site.configs:
         yield skipped_report(site, Reason.CONFIGS_EMPTY)

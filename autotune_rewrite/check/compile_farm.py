@@ -172,8 +172,8 @@ def connect(choice: FarmChoice, capabilities: set[int]) -> Farm:
         import dask
         from distributed import Client
     except ImportError:
-        raise UserError(f"--executor dask needs Dask distributed: pip install 'autotune-rewrite[farm]' "
-                        f"(or 'distributed>=2024'), or drop --executor") from None
+        raise UserError("--executor dask needs Dask distributed: pip install 'autotune-rewrite[farm]' "
+                        "(or 'distributed>=2024'), or drop --executor") from None
     from dask.utils import parse_timedelta
 
     timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="s")

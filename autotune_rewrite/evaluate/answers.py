@@ -58,6 +58,30 @@ def _plain(fn: Callable) -> Handler:
     return lambda args, kwargs, apply: fn(*args, **kwargs)
 
 
+_TYPES = {"builtins.list": list, "builtins.tuple": tuple, "builtins.dict": dict, "builtins.int": int,
+          "builtins.float": float, "builtins.str": str, "builtins.bool": bool, "builtins.set": set}
+
+
+def _isinstance(args, kwargs, apply):
+    """``isinstance(v, list)`` / ``(list, tuple)`` / ``triton.Config`` on a known value."""
+    from autotune_rewrite.evaluate.values import ConfigObj
+
+    value, kinds = args
+    out = []
+    for kind in kinds if isinstance(kinds, tuple) else (kinds,):
+        if kind == CONFIG_MARKER:
+            out.append(ConfigObj)
+        elif isinstance(kind, Builtin) and kind.name in _TYPES:
+            out.append(_TYPES[kind.name])
+        else:
+            raise Unresolved("isinstance with a type the evaluator does not know")
+    return isinstance(value, tuple(out))
+
+
+def _no_handler(args, kwargs, apply):  # the evaluator answers these itself (it needs the values' attributes)
+    raise Unresolved("not evaluated here")
+
+
 def _next_power_of_2(n: int) -> int:
     # triton.next_power_of_2: 1 for n <= 1, else the smallest power of two >= n.
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
@@ -73,7 +97,13 @@ _CALLS: dict[str, Handler] = {
     "builtins.enumerate": _collection(lambda *a: list(enumerate(*a))),
     "builtins.zip": _collection(lambda *a: list(zip(*a))),
     "builtins.range": _range, "builtins.filter": _filter, "builtins.map": _map,
-    "builtins.sorted": lambda args, kwargs, apply: sorted(iterable(args[0]), reverse=bool(kwargs.get("reverse", False))),
+    "builtins.isinstance": _isinstance, "builtins.getattr": _no_handler, "builtins.hasattr": _no_handler,
+    "builtins.sum": lambda args, kwargs, apply: sum(iterable(args[0]), *args[1:]),
+    "builtins.any": lambda args, kwargs, apply: any(iterable(args[0])),
+    "builtins.all": lambda args, kwargs, apply: all(iterable(args[0])),
+    "builtins.sorted": lambda args, kwargs, apply: sorted(
+        iterable(args[0]), reverse=bool(kwargs.get("reverse", False)),
+        key=None if kwargs.get("key") is None else (lambda x: apply(kwargs["key"], [x]))),
     "builtins.dict": _plain(dict),
     **{f"builtins.{n}": _plain(f) for n, f in (("len", len), ("min", min), ("max", max), ("int", int), ("str", str),
                                                ("bool", bool), ("float", float), ("abs", abs),

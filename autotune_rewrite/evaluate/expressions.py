@@ -4,15 +4,18 @@ The one evaluator of the project: the locator evaluates ``configs=``/``key=`` an
 parameter defaults with it, so the spec resolver reads known values instead of re-deriving
 them. It covers the shapes real repos use: literals, list/tuple/dict displays, comprehensions
 (nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables
-(also bound under a module-level ``if``/``else``: the branch taken), and helper functions of
-the tree whose bodies build a list (``statements``). A branch whose test is not known
+as bound where they are read (``scopes``: the binding in force at the decorator, also under a
+module-level ``if``/``else``: the branch taken; tuple unpacking; a function's own locals),
+helper functions of the tree whose bodies build a list (``statements``), instances of its
+plain classes (``classes``), calls (``calls``) and JSON/YAML data files (``data_files``). A branch whose test is not known
 statically is refused, never the union of both branches. Names outside the tree are answered
 by an ``Answers`` table (``answers``: builtins, itertools, math, ``tl.constexpr``,
 ``triton.cdiv``; device and environment queries per target, ``device``), which a caller may
 extend; the queries a value depended on, and the branches they decided, are in ``queries``.
 
 A module is anything with ``path``, ``module_name``, ``names(node)`` (absolute qualified
-names), ``module_bindings()``, ``span(node)`` and ``code(node)`` (``locate.parsed.ParsedModule``).
+names), ``tree`` (the module walked), ``scope(node)``, ``span(node)`` and ``code(node)``
+(``locate.parsed.ParsedModule``).
 Internally a value that cannot be known raises ``Unresolved`` with the reason; callers get a
 ``Known``/``Unknown`` result from ``outcome`` (or the exception from ``evaluate``). Names
 imported from another module call ``resolve(fq)``, which the locator's per-file pass answers
@@ -28,20 +31,23 @@ from typing import Any, Callable
 import libcst as cst
 
 from autotune_rewrite.evaluate import unknowns
-from autotune_rewrite.evaluate.answers import CONFIG_MARKER, DEFAULT_ANSWERS, Answers
+from autotune_rewrite.evaluate.answers import DEFAULT_ANSWERS, Answers
+from autotune_rewrite.evaluate.calls import TRITON_MODULES, CallForms, TritonModule
+from autotune_rewrite.evaluate.classes import ClassCalls
+from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, RepoPath
 from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
-from autotune_rewrite.evaluate.module_ifs import branch_bindings
-from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, BoundMethod, attribute, check_size, short
-from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
+from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, attribute, check_size, short
 from autotune_rewrite.evaluate.provenance import choices_of
+from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
-    CONFIG_POSITIONAL, MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Return, Unknown,
+    MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Unknown,
     Unresolved, bind, iterable, to_configs, to_names,
 )
 
+
 @dataclass
-class Evaluator(HelperCalls):
+class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
     """Evaluates nodes of one or more ``ParsedModule``s. ``resolve(fq)`` returns the value of a
     module-level name of another module (or raises)."""
 
@@ -55,8 +61,14 @@ class Evaluator(HelperCalls):
     choices: list = field(default_factory=list)
     steps: int = 0
     depth: int = 0
+    # Per block (a module's path, a function's ``def``): the line the evaluation is at there
+    # (``scopes``: the binding in force at that line is read).
+    positions: dict = field(default_factory=dict)
+    # Reads a file of the tree by its root-relative path (None when absent); None: the
+    # per-file pass, which leaves data files to the linking pass (``data_files``).
+    read_data: Callable[[str], bytes | None] | None = None
+    data_files: list[str] = field(default_factory=list)  # the data files read, in order
     _module_cache: dict = field(default_factory=dict)
-    _bindings: dict = field(default_factory=dict)
 
     def note(self, what: str) -> None:
         if what not in self.origin:
@@ -80,87 +92,41 @@ class Evaluator(HelperCalls):
             raise Unresolved("too large to evaluate statically")
 
     # -- names --------------------------------------------------------------------------------
-    def module_value(self, pm, name: str):
-        """Value of module-level ``name`` in ``pm`` (evaluated once, cycles refused)."""
-        key = (pm.path, name)
-        if key in self._module_cache:
-            val = self._module_cache[key]
-            if val is _IN_PROGRESS:
-                raise Unresolved(f"`{name}` refers to itself")
-            return val
-        bindings = self._bindings.get(pm.path)
-        if bindings is None:
-            bindings = self._bindings[pm.path] = pm.module_bindings()
-        found = bindings.get(name)
-        if not found:
-            found = self._branch_binding(pm, name)
-        if not found:
-            raise Unresolved(f"`{name}` is not a module-level name of {pm.path}")
-        if len(found) > 1:
-            raise Unresolved(f"`{name}` is assigned {len(found)} times at module level in {pm.path}")
-        node = found[0]
-        if isinstance(node, cst.FunctionDef):
-            val = Function(pm, node)
-        elif isinstance(node, cst.ClassDef):
-            raise Unresolved(f"`{name}` is a class")
-        else:
-            self._module_cache[key] = _IN_PROGRESS
-            try:
-                val = self.eval(pm, node, {})
-                self.note("module variable")
-            finally:
-                self._module_cache.pop(key, None)
-        self._module_cache[key] = val
-        return val
-
-    def _branch_binding(self, pm, name: str) -> list:
-        """The binding of ``name`` made under module-level ``if``/``else`` (often on an env var
-        or a device query), in the branch this evaluation takes; [] when no ``if`` binds it."""
-        chain = branch_bindings(pm.tree.body, name)
-        while chain is not None:
-            test, taken_body, other_body = chain
-            try:
-                taken = self.test(pm, test, {})
-            except (Pending, TargetQuery, UnansweredQuery):
-                raise
-            except Unresolved:
-                raise Unresolved(unknowns.runtime_binding(name, short(pm, test))) from None
-            body = taken_body if taken else other_body
-            found, chain = body.found, body.nested
-            if found:
-                self.note("module-level if/else")
-                return found
-            if chain is None:
-                raise Unresolved(unknowns.not_bound_on_branch(name, short(pm, test), taken))
-        return []
-
     def _name(self, pm, node: cst.Name, env):
         if node.value in env:
             return env[node.value]
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
+        if node.value == "__file__":
+            return RepoPath(pm.path)
+        local = self.local_value(pm, node)
+        if local is not NOT_LOCAL:
+            return local
         return self._qualified(pm, node, node.value)
 
     def _qualified(self, pm, node, text: str):
         names = _names(pm, node)
         if not names:
-            raise Unresolved(f"`{text}` is not known statically")
+            raise Unresolved(unknowns.no_binding(text))
         for fq in sorted(names):
+            if fq in DATA_CALLS:
+                return Builtin(fq)
             known, value = self.answers.lookup(fq)
             if known:
                 if is_query(fq) and not isinstance(value, (Builtin, DeviceRecord)):
                     self.asked(f"{text} = {value!r}")
                 return value
             prefix = pm.module_name + "."
-            if fq.startswith(prefix) and "." not in fq[len(prefix):]:
-                return self.module_value(pm, fq[len(prefix):])
-            if fq.startswith(prefix):  # ``_TABLE.get``: an attribute of a module-level value
-                head, *rest = fq[len(prefix):].split(".")
+            if fq.startswith(prefix):
+                # ``NAME`` or ``Loader.ATTR`` of this module: read where the evaluation is.
+                head, *tail = fq[len(prefix):].split(".")
                 value = self.module_value(pm, head)
-                for attr in rest:
-                    value = attribute(value, attr)
+                for attr in tail:
+                    value = self.get_attribute(value, attr, self._plain_attribute)
                 return value
         fq = sorted(names)[0]
+        if fq in TRITON_MODULES:
+            return TritonModule(fq)  # only ``hasattr`` asks it anything (``_getattr``)
         if fq.startswith("builtins."):
             raise Unresolved(f"`{text}` is a builtin the locator does not evaluate")
         value = self.resolve(fq)
@@ -194,11 +160,16 @@ class Evaluator(HelperCalls):
         dotted = isinstance(root, cst.Name) and root.value not in env and root.value not in ("True", "False", "None")
         if not dotted or not _names(pm, n):
             obj = self.eval(pm, n.value, env)
-            value = attribute(obj, n.attr.value)
+            value = self.get_attribute(obj, n.attr.value, self._plain_attribute)
             if isinstance(obj, DeviceRecord):
                 self.asked(f"{short(pm, n)} = {value!r}")
             return value
         return self._qualified(pm, n, short(pm, n))
+
+    def _plain_attribute(self, obj, attr: str):
+        if isinstance(obj, (RepoPath, FileHandle)):
+            return self.path_attribute(obj, attr)
+        return attribute(obj, attr)
 
     def _elements(self, pm, elements, env) -> list:
         out: list = []
@@ -363,65 +334,6 @@ class Evaluator(HelperCalls):
         pairs = self._comprehension(pm, n, env, lambda s: (self.eval(pm, n.key, s), self.eval(pm, n.value, s)))
         return dict(pairs)
 
-    def _e_Call(self, pm, n, env):
-        fn = self.eval(pm, n.func, env)
-        if any(a.star == "*" for a in n.args):
-            raise Unresolved(f"`{short(pm, n)}` passes *args")
-        args = [self.eval(pm, a.value, env) for a in n.args if a.keyword is None and not a.star]
-        kwargs = {a.keyword.value: self.eval(pm, a.value, env) for a in n.args if a.keyword is not None}
-        for a in n.args:  # ``f(configs, named_args, **kwargs)``: a pruner handing its keywords on
-            if a.star == "**":
-                more = self.eval(pm, a.value, env)
-                if not isinstance(more, dict) or not all(isinstance(k, str) for k in more):
-                    raise Unresolved(f"`{short(pm, n)}` passes **{short(pm, a.value)}, not a dict of names")
-                kwargs.update(more)
-        if fn == CONFIG_MARKER:
-            return self._config(pm, n, args, kwargs)
-        if isinstance(fn, Builtin):
-            return self._external(fn, args, kwargs, pm, n)
-        if isinstance(fn, Function):
-            return self.call(fn, args, kwargs)
-        if isinstance(fn, BoundMethod):
-            return fn(args, kwargs)
-        raise Unresolved(f"`{short(pm, n.func)}` is not a function the locator can evaluate")
-
-    def _config(self, pm, n, args, kwargs) -> ConfigObj:
-        bound = dict(zip(CONFIG_POSITIONAL, args))
-        for k, v in kwargs.items():
-            bound[k] = v
-        meta = bound.get("kwargs", {})
-        if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
-            raise Unresolved("triton.Config's first argument is not a dict of names")
-        for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
-            if bound.get(k) is not None and not isinstance(bound[k], int):
-                raise Unresolved(f"triton.Config {k} is not an int")
-        span = pm.span(n) if self.loop_depth == 0 else None
-        hook = bound.get("pre_hook")
-        shapes = descriptor_shapes(hook.node) if isinstance(hook, Function) else ()
-        return ConfigObj(dict(meta), bound.get("num_warps"), bound.get("num_stages"), bound.get("num_ctas"),
-                         bound.get("maxnreg"), hook is not None, span, pm.path if span else None, shapes,
-                         () if span else tuple(self.choices))
-
-    def _external(self, fn: Builtin, args, kwargs, pm, n):
-        if fn.name == "builtins.filter":
-            self.note("filter")
-        try:
-            value = self.answers.call(fn, args, kwargs, self._apply)
-            if is_query(fn.name) and pm is not None and not isinstance(value, DeviceRecord):
-                self.asked(f"{short(pm, n)} = {value!r}")
-            return value
-        except (Unresolved, Return):
-            raise
-        except Exception:  # the user's call fails (``min()``, ``int("x")``): we cannot know it
-            raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
-
-    def _apply(self, fn, args):
-        if isinstance(fn, Function):
-            return self.call(fn, args, {})
-        if isinstance(fn, Builtin):
-            return self._external(fn, args, {}, None, None)
-        raise Unresolved("filter/map with a function the locator cannot evaluate")
-
 
 _IN_PROGRESS = object()
 
@@ -457,8 +369,6 @@ def evaluate_text(text: str, env: dict) -> Known | Unknown:
 
 
 _MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
-
-
 def free_names(text: str) -> set[str]:
     """The plain names an expression text reads (not ``triton.``/``math.`` calls nor the bases
     of attributes such as ``q.shape``); none when it does not parse."""

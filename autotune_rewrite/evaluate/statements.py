@@ -1,20 +1,30 @@
 """Running a helper function of the tree, statically: the statements config builders use.
 
-Assignments, ``for`` loops (``continue``/``break``), ``if`` on known values, ``append`` /
-``extend`` / ``+=`` on lists, ``return``. Anything else stops with the reason.
+Assignments (also to ``obj.attr`` and ``d[key]``), ``for`` and ``while`` loops
+(``continue``/``break``), ``if`` on known values, ``assert`` on known values, ``try`` (its
+body; a handler never runs, since nothing the evaluator runs raises what the code would
+catch), ``with open(...) as f`` on a data file of the repo, ``append`` / ``extend`` / ``+=``
+on lists, ``return``. Anything else stops with the reason.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from autotune_rewrite.evaluate.operations import BINOPS
+from autotune_rewrite.evaluate.classes import set_attribute
+from autotune_rewrite.evaluate.operations import BINOPS, short
 from autotune_rewrite.evaluate.values import (
     MAX_DEPTH, Break, Continue, Function, Return, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
         cst.FloorDivideAssign: cst.FloorDivide}
+
+
+def _imports(block) -> bool:
+    body = block.body if isinstance(block, cst.IndentedBlock) else []
+    return any(isinstance(small, (cst.Import, cst.ImportFrom))
+               for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body)
 
 
 class HelperCalls:
@@ -40,15 +50,19 @@ class HelperCalls:
 
     def _bind_params(self, fn: Function, args, kwargs, env) -> None:
         params = fn.node.params
-        positional = len(params.posonly_params) + len(params.params)
-        if isinstance(params.star_arg, cst.Param):  # ``def prune(configs, *args, **kwargs)``
-            env[params.star_arg.name.value] = tuple(args[positional:])
-        elif len(args) > positional:
-            raise Unresolved("helper called with too many arguments")
-        if params.star_kwarg is not None:  # ``def prune(configs, named_args, **kwargs)``: Triton's pruner shape
-            plain = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-            env[params.star_kwarg.name.value] = {k: v for k, v in kwargs.items() if k not in plain}
+        star = params.star_arg if isinstance(params.star_arg, cst.Param) else None
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        positional = len(params.posonly_params) + len(params.params)
+        if len(args) > positional and star is None:
+            raise Unresolved("helper called with too many arguments")
+        names = {p.name.value for p in plist}
+        extra = {k: v for k, v in kwargs.items() if k not in names}
+        if extra and params.star_kwarg is None:
+            raise Unresolved(f"helper called with unknown keyword `{sorted(extra)[0]}`")
+        if star is not None:
+            env[star.name.value] = tuple(args[positional:])
+        if params.star_kwarg is not None:
+            env[params.star_kwarg.name.value] = extra
         for i, p in enumerate(plist):
             name = p.name.value
             if i < len(args) and p not in params.kwonly_params:
@@ -59,6 +73,23 @@ class HelperCalls:
                 env[name] = self.eval(fn.pm, p.default, {})
             else:
                 raise Unresolved(f"helper parameter `{name}` has no value")
+
+    def assign(self, pm, target, value, env) -> None:
+        """``target = value``: a name (or unpacking) in ``env``, an attribute of an instance of
+        the tree's classes, an item of a dict or list."""
+        if isinstance(target, cst.Attribute):
+            obj = self.eval(pm, target.value, env)
+            set_attribute(obj, target.attr.value, value)
+        elif isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            obj = self.eval(pm, target.value, env)
+            if not isinstance(obj, (dict, list)):
+                raise Unresolved("item assignment to something that is not a dict or list")
+            try:
+                obj[self.eval(pm, target.slice[0].slice.value, env)] = value
+            except (IndexError, TypeError):
+                raise Unresolved("item assignment does not evaluate") from None
+        else:
+            bind(target, value, env)
 
     def _block(self, pm, block, env) -> None:
         body = block.body if isinstance(block, cst.IndentedBlock) else [block]
@@ -90,6 +121,35 @@ class HelperCalls:
             finally:
                 self.loop_depth -= 1
                 del self.choices[mark:]  # a ``return`` inside the loop leaves it early
+        elif isinstance(stmt, cst.While):
+            if stmt.orelse is not None:
+                raise Unresolved("while/else in a helper")
+            self.loop_depth += 1
+            try:
+                while self.test(pm, stmt.test, env):
+                    self._tick()
+                    try:
+                        self._block(pm, stmt.body, env)
+                    except Continue:
+                        continue
+                    except Break:
+                        break
+            finally:
+                self.loop_depth -= 1
+        elif isinstance(stmt, cst.Try):
+            if _imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``: the machine decides
+                raise Unresolved("`try` around an import: whether the import succeeds is only known at run time")
+            self._block(pm, stmt.body, env)
+            if stmt.orelse is not None:
+                self._block(pm, stmt.orelse.body, env)
+            if stmt.finalbody is not None:
+                self._block(pm, stmt.finalbody.body, env)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                value = self.enter(pm, item.item, env)
+                if item.asname is not None:
+                    self.assign(pm, item.asname.name, value, env)
+            self._block(pm, stmt.body, env)
         elif isinstance(stmt, cst.If):
             if self.test(pm, stmt.test, env):
                 self._block(pm, stmt.body, env)
@@ -106,10 +166,13 @@ class HelperCalls:
         if isinstance(small, cst.Assign):
             value = self.eval(pm, small.value, env)
             for t in small.targets:
-                bind(t.target, value, env)
+                self.assign(pm, t.target, value, env)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
-                bind(small.target, self.eval(pm, small.value, env), env)
+                self.assign(pm, small.target, self.eval(pm, small.value, env), env)
+        elif isinstance(small, cst.Assert):
+            if not self.test(pm, small.test, env):
+                raise Unresolved(f"`assert {short(pm, small.test)}` fails on these values")
         elif isinstance(small, cst.AugAssign):
             if not isinstance(small.target, cst.Name):
                 raise Unresolved("augmented assignment to a non-name")
@@ -126,7 +189,7 @@ class HelperCalls:
             self.eval(pm, small.value, env)
         elif isinstance(small, cst.Return):
             raise Return(None if small.value is None else self.eval(pm, small.value, env))
-        elif isinstance(small, cst.Pass):
+        elif isinstance(small, (cst.Pass, cst.Import, cst.ImportFrom)):  # imports: names resolve by scope
             return
         elif isinstance(small, cst.Continue):
             raise Continue()

@@ -5,9 +5,32 @@ scan, check and diff, and each names what would answer it (an ``--env``, a produ
 from __future__ import annotations
 
 
+def _env_name(query: str) -> bool:
+    return query in ("os.environ.get", "os.getenv") or query.startswith("os.environ")
+
+
 def needs_target(query: str) -> str:
-    """Before a target is chosen (the locator resolves such configs per target)."""
+    """Before a target is chosen (the locator resolves such configs per target), or before the
+    environment is answered (``--env``)."""
+    if _env_name(query):
+        return f"reads `{query}`: answered by --env or [tool.autotune-rewrite.env] (unset: its default)"
     return f"depends on the target: `{query}` is answered per target (--arch)"
+
+
+def not_in_tree(fq: str) -> str:
+    """A name from outside the scanned tree. A device or environment query keeps its own
+    wording wherever it is met (the same ``os.environ.get`` reads the same everywhere)."""
+    from autotune_rewrite.evaluate.device import is_query  # device words its reasons here
+
+    if _env_name(fq):
+        return needs_target(fq)
+    if is_query(fq):
+        return unknown_device_query(fq)
+    return f"uses `{fq}`, which is not defined in the scanned tree (a library's value, only known at run time)"
+
+
+def no_binding(text: str) -> str:
+    return f"`{text}` is bound by nothing the evaluator can read (a name made at run time)"
 
 
 def unknown_device_query(query: str) -> str:
@@ -42,6 +65,10 @@ def runtime_binding(name: str, test: str) -> str:
 
 def not_bound_on_branch(name: str, test: str, taken: bool) -> str:
     return f"`{name}` is not bound when `{test}` is {taken}"
+
+
+def parameter(name: str, function: str) -> str:
+    return f"`{name}` is a parameter of `{function}`, only known when it is called"
 
 
 def launch_arguments(name: str) -> str:

@@ -60,13 +60,15 @@ class ConfigObj:
     path: str | None = None
     descriptor_shapes: tuple = ()
     choices: tuple = ()  # ElementChoice of each loop that generated it (evaluate/provenance.py)
+    unknown: tuple = ()  # ((field, reason), ...): fields only known at run time
 
     def freeze(self) -> ConfigValue:
         return ConfigValue(dict(self.kwargs), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
-                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes, self.choices)
+                           self.has_pre_hook, self.span, self.path, self.descriptor_shapes, self.choices, self.unknown)
 
     def identity(self) -> tuple:
-        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg, self.has_pre_hook)
+        return (tuple(sorted(self.kwargs.items())), self.num_warps, self.num_stages, self.num_ctas, self.maxnreg,
+                self.has_pre_hook, self.unknown)
 
 
 @dataclass

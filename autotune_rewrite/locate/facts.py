@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from autotune_rewrite.evaluate import Pending, Unresolved
+from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, module_names
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
@@ -46,7 +47,7 @@ def pending_resolver(tree_names: frozenset[str]):
     def resolve(fq: str):
         if fq.split(".", 1)[0] in tree_names:
             raise Pending(fq)
-        raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+        raise Unresolved(unknowns.not_in_tree(fq))
 
     return resolve
 

@@ -21,6 +21,7 @@ import libcst as cst
 
 from autotune_rewrite.files import module_name
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Unresolved
+from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, kept, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
@@ -40,6 +41,7 @@ class Project:
         self.resolver = ModuleResolver(root, files)
         self._parsed: dict[str, ParsedModule | None] = {}
         self.autotune: dict[str, frozenset[str]] = {}  # file -> other modules' names for triton.autotune
+        self.reads: list[str] = []  # data files read so far, by any evaluation (a site's are a slice)
 
     def find_module(self, dotted: str) -> str | None:
         """File of module ``dotted`` in the scanned tree (``module_resolver`` decides how)."""
@@ -128,11 +130,23 @@ class Project:
                 if there is not None and there != where:
                     return self.resolve(origin, answers)
         if where is None:
-            raise Unresolved(f"uses `{fq}`, which is not defined in the scanned tree")
+            raise Unresolved(unknowns.not_in_tree(fq))
         pm = self.parsed(where[0])
         if pm is None:
             raise Unresolved(f"uses `{fq}` from {where[0]}, which does not parse")
-        return Evaluator(resolve=self.resolve_as(answers), answers=answers).module_value(pm, where[1])
+        return Evaluator(resolve=self.resolve_as(answers), answers=answers,
+                         read_data=self.read_data).module_value(pm, where[1])
+
+    def read_data(self, rel: str) -> bytes | None:
+        """A data file of the tree (``evaluate.data_files``), by its root-relative path."""
+        self.reads.append(rel)
+        path = self.root / rel
+        try:
+            if not path.resolve().is_relative_to(self.root.resolve()):
+                return None  # a link out of the tree
+            return path.read_bytes() if path.is_file() else None
+        except OSError:
+            return None
 
     def resolve_as(self, answers: Answers):
         return lambda fq: self.resolve(fq, answers)
@@ -223,7 +237,8 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
     """``targets`` (``targets.Target``) and ``env``: how configs that ask the device or the
     environment are resolved (``per_target``)."""
     project = Project(root, files, facts)
-    context = TargetContext(tuple(targets), dict(env), project.resolve_as)
+    context = TargetContext(tuple(targets), dict(env), project.resolve_as, project.read_data,
+                            lambda: project.reads)
     facts = _through_other_modules(project, facts)
     drafts = [_complete(project, d, context) for f in facts.values() for d in f.sites]
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either

@@ -12,7 +12,7 @@ union of two branches.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
@@ -30,6 +30,8 @@ class TargetContext:
     targets: tuple[Target, ...]
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     resolve_with: Callable[[Answers], Callable] | None = None
+    read_data: Callable[[str], bytes | None] | None = None  # a data file of the tree (``data_files``)
+    reads: Callable[[], list] | None = None  # every data file read so far, also by other modules' evaluations
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,14 @@ class Resolution:
     pending: str | None = None  # needs another module's name (linking retries)
     deferred: bool = False  # asks the device or environment (linking resolves it per target)
     by_target: tuple[TargetConfigs, ...] = ()
+    data_files: tuple[str, ...] = ()  # data files of the tree the configs were read from
+
+
+def _at_site(pm, node, resolve, answers: Answers, read_data=None) -> Evaluator:
+    """An evaluator reading ``pm``'s names as bound where ``node`` (the configs) is: the
+    binding in force at the decorator, not the last one of the module."""
+    return Evaluator(resolve=resolve, answers=answers, positions={pm.path: pm.span(node).start_line},
+                     read_data=read_data)
 
 
 def _value(ev: Evaluator, pm, node, prune) -> tuple[ConfigValue, ...]:
@@ -47,14 +57,24 @@ def _value(ev: Evaluator, pm, node, prune) -> tuple[ConfigValue, ...]:
     return to_configs(pruned(ev, pm, prune, evaluate(ev, pm, node)))
 
 
-def _once(pm, node, resolve, answers: Answers, prune=None) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
-    ev = Evaluator(resolve=resolve, answers=answers)
+def _once(pm, node, resolve, answers: Answers, prune=None,
+          read_data=None) -> tuple[Evaluator, tuple[ConfigValue, ...]]:
+    ev = _at_site(pm, node, resolve, answers, read_data)
     return ev, _value(ev, pm, node, prune)
 
 
 def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None, prune=None) -> Resolution:
     """The ``configs=`` expression ``node`` of ``pm``: for every target alike, or per target.
     ``prune``: the site's ``prune_configs_by=`` expression (its early pruner is applied)."""
+    if context is None or context.reads is None:
+        return _resolve(pm, node, resolve, context, prune)
+    before = len(context.reads())
+    found = _resolve(pm, node, resolve, context, prune)
+    files = tuple(dict.fromkeys((*found.data_files, *context.reads()[before:])))
+    return replace(found, data_files=files)
+
+
+def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=None) -> Resolution:
     if context is None:
         try:
             ev, configs = _once(pm, node, resolve, DEFAULT_ANSWERS, prune)
@@ -67,35 +87,39 @@ def resolve_configs(pm, node, resolve: Callable, context: TargetContext | None, 
         return Resolution(configs, ", ".join(ev.origin) or "literal list")
     resolve_for = context.resolve_with or (lambda answers: resolve)
     neutral = DEFAULT_ANSWERS.for_target(None, context.env)
+    ev = _at_site(pm, node, resolve_for(neutral), neutral, context.read_data)
     try:
-        ev, configs = _once(pm, node, resolve_for(neutral), neutral, prune)
-        return Resolution(configs, ", ".join(ev.origin) or "literal list")
+        configs = _value(ev, pm, node, prune)
+        return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(ev.data_files))
     except Pending as exc:
-        return Resolution(reason=f"configs {exc}", pending=exc.fq)
+        return Resolution(reason=f"configs {exc}", pending=exc.fq, data_files=tuple(ev.data_files))
     except TargetQuery:
         pass
     except Unresolved as exc:
-        return Resolution(reason=f"configs: {exc}")
+        return Resolution(reason=f"configs: {exc}", data_files=tuple(ev.data_files))
     groups: list[TargetConfigs] = []
+    files: dict[str, None] = dict.fromkeys(ev.data_files)
     for target in context.targets:
         answers = DEFAULT_ANSWERS.for_target(target, context.env)
-        ev = Evaluator(resolve=resolve_for(answers), answers=answers)
+        ev = _at_site(pm, node, resolve_for(answers), answers, context.read_data)
         try:
             entry = TargetConfigs((target.name,), _value(ev, pm, node, prune),
                                   ", ".join(ev.origin) or "literal list", None, tuple(ev.queries))
         except Unresolved as exc:
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
+        files.update(dict.fromkeys(ev.data_files))
     if prune is not None and not any(KEY in (g.origin or "") for g in groups):
         # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
         # target: the configs are as written, and the same everywhere unless they ask too.
         try:
-            ev, configs = _once(pm, node, resolve_for(neutral), neutral)
-            return Resolution(configs, ", ".join(ev.origin) or "literal list")
+            ev, configs = _once(pm, node, resolve_for(neutral), neutral, read_data=context.read_data)
+            return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(files))
         except Unresolved:
             pass
     names = " / ".join(", ".join(g.targets) for g in groups)
-    return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups))
+    return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups),
+                      data_files=tuple(files))
 
 
 def _merge(groups: list[TargetConfigs], entry: TargetConfigs) -> list[TargetConfigs]:

@@ -23,7 +23,8 @@ from autotune_rewrite.settings import Settings
 
 # 3: launch arguments (ArgFact) on each LaunchSite; 4: AutotuneSite.bound_to, ident_line;
 # 5: pre_hook descriptor shapes on configs; 6: configs_by_target (keyed by arch and env too);
-# 7: ConfigValue.choices (the literal elements a generated config came from)
+# 7: ConfigValue.choices (the literal elements a generated config came from), AutotuneSite.data_files
+#    (a hit re-hashes them: they are not in the file list)
 SCHEMA = 7
 _PACKAGE = Path(__file__).parent.parent
 # The locator's code: a change in any of these may change what a scan returns.
@@ -74,13 +75,35 @@ def cached_scan(
     with stopwatch.stage("scan_cache"):
         key = _key(root, explicit, settings)
         result = store.read_pickle(key, ScanResult)
+        # Data files the configs were read from are not in the file list: the entry holds only
+        # while they are unchanged (a second entry keyed by their contents says so).
+        if result is not None and _data_files(result) and store.read_pickle(_data_key(key, root, result), ScanResult) is None:
+            result = None
     if result is not None:
         return result
     from autotune_rewrite.locate.scan import scan  # LibCST is imported only when a scan really runs
 
     result = scan(root, paths=explicit or None, jobs=jobs, settings=settings)
     store.write_pickle(key, result)
+    if _data_files(result):
+        store.write_pickle(_data_key(key, root, result), result)
     return result
+
+
+def _data_files(result: ScanResult) -> tuple[str, ...]:
+    return tuple(sorted({f for site in result.sites for f in site.data_files}))
+
+
+def _data_key(key: str, root: Path, result: ScanResult) -> str:
+    base = Path(root) if Path(root).is_dir() else Path(root).parent
+    h = hashlib.sha256(key.encode())
+    for rel in _data_files(result):
+        h.update(rel.encode() + b"\0")
+        try:
+            h.update(hashlib.sha256((base / rel).read_bytes()).digest())
+        except OSError:
+            h.update(b"unreadable")
+    return disk_cache.make_key(_NAMESPACE, SCHEMA, h.hexdigest())
 
 
 __all__ = ["cached_scan"]

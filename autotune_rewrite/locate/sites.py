@@ -92,6 +92,7 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         reset_to_zero=_names_or_none(ev, pm, args.get("reset_to_zero")),
         restore_value=_names_or_none(ev, pm, args.get("restore_value")),
         configs_by_target=found.by_target,
+        data_files=found.data_files,
     )
     return SiteDraft(site, handle, pending, kernel_ref, found.deferred)
 

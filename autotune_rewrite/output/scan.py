@@ -7,17 +7,20 @@ JSON (``--format json``), one object::
      "sites": [{"path", "line", "kernel", "form": "decorator"|"call",
                 "configs": [{"kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg",
                              "has_pre_hook", "span", "path", "label",
-                             "descriptor_shapes": [[param, [dim, ...]], ...]}] | null,
+                             "descriptor_shapes": [[param, [dim, ...]], ...],
+                             "unknown": [[field, reason], ...]}] | null,
                 "unresolved_reason", "key", "launches": [{"path", "line", ...LaunchSite}],
                 "configs_by_target": [{"targets": [NAME, ...], "configs": [...as above] | null,
                                        "origin", "unresolved_reason", "queries": [TEXT, ...]}],
-                "ident", ...every other AutotuneSite field}],
+                "data_files": [PATH, ...], "ident", ...every other AutotuneSite field}],
      "errors": [{"path", "message"}]}
 
 Paths are relative to PATH (POSIX); spans are LibCST's (lines 1-based, columns 0-based).
 ``configs_by_target`` is non-empty (and ``configs`` null) when the configs ask the device: one
 entry per group of targets that see the same configs, ``queries`` saying what each device or
-environment query answered there and which branch it took.
+environment query answered there and which branch it took. A config's ``unknown`` lists the
+fields written in the source whose value is only known at run time (they read null; the label
+shows ``NAME=?``). ``data_files``: the JSON/YAML files of the tree the configs were read from.
 """
 
 from __future__ import annotations

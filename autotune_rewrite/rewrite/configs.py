@@ -166,7 +166,14 @@ def _inline(pf, site, call, arg, decision, load, why):
             else:
                 parts.append(pf.text[a_start:a_end])
         text = "(" + nl + "".join(f"{inner}{p},{nl}" for p in parts) + lead + ")"
-        return {site.path: [Edit(open_at, close_at + 1, text, why)]}, [note]
+        return {site.path: [Edit(open_at, close_at + 1, text, why)]}, [_data_note(site, note)]
     outer = pf.src.indent_at(pf.offsets(arg)[0])
     body = "".join(f"{outer}{unit}{t},{nl}" for t in texts)
-    return {site.path: [Edit(start, end, f"[{nl}{body}{outer}]", why)]}, [note]
+    return {site.path: [Edit(start, end, f"[{nl}{body}{outer}]", why)]}, [_data_note(site, note)]
+
+
+def _data_note(site, note: str) -> str:
+    """An inline list of configs read from a data file: that file is where the change belongs."""
+    if site.data_files:
+        return note + f"; the configs are read from {', '.join(site.data_files)}, which is where this change belongs"
+    return note
