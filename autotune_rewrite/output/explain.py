@@ -420,6 +420,11 @@ def no_common_config(err: rf.NoCommonConfig) -> str:
 
 
 # --------------------------------------------------------------------------- JSON beside the words
+def data_file_note(files) -> str:
+    """Configs read from a data file (YAML/JSON): that file is where a maintainer changes them."""
+    return f"the configs are read from {', '.join(files)}, which is where this change belongs"
+
+
 def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
     """Why the configs cannot be edited where they are written."""
     at = f" ({', '.join(f.where)})" if f.where else ""

@@ -173,7 +173,6 @@ def _inline(pf, site, call, arg, decision, load, why):
 
 
 def _data_note(site, note: str) -> str:
-    """An inline list of configs read from a data file: that file is where the change belongs."""
-    if site.data_files:
-        return note + f"; the configs are read from {', '.join(site.data_files)}, which is where this change belongs"
-    return note
+    from autotune_rewrite.output.explain import data_file_note  # words live in output/
+
+    return f"{note}; {data_file_note(site.data_files)}" if site.data_files else note

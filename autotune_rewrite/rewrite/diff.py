@@ -26,7 +26,7 @@ from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.output.explain import no_in_place_edit
+from autotune_rewrite.output.explain import data_file_note, no_in_place_edit
 from autotune_rewrite.rewrite.facts import (
     InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused,
 )
@@ -213,7 +213,9 @@ def run_rewrites(
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
                           inline=inline and not branch, repo_texts=python_texts)
         except InPlaceRefused as exc:
-            failed.append((ident, _on_branch(no_in_place_edit(exc.fact, inline_hint=not branch), branch)))
+            why = no_in_place_edit(exc.fact, inline_hint=not branch)
+            why += f"; {data_file_note(site.data_files)}" if site.data_files else ""
+            failed.append((ident, _on_branch(why, branch)))
             continue
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
             failed.append((ident, _on_branch(str(exc), branch)))
