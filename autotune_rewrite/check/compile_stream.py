@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import heapq
+from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -41,14 +42,12 @@ from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
 Progress = Callable[[int, int], None]
 Done = Callable[[list[CompileOutcome]], None]
 
-
 class _Batch:
     def __init__(self, jobs: list[CompileJob], on_done: Done):
         self.jobs = jobs
         self.results: list[CompileOutcome | None] = [None] * len(jobs)
         self.missing = len(jobs)
         self.on_done = on_done
-
 
 class CompileStream:
     """Use as a context manager; ``add`` batches, ``pump`` now and then, ``drain`` at the end."""
@@ -175,13 +174,19 @@ class CompileStream:
             limit = 2 * farm.slots() + 1 if farm is not None else self._n_workers() + 1
             if sum(1 for _, remote in self._inflight.values() if remote == (farm is not None)) >= limit:
                 return
-            heapq.heappop(self._queue)
+            item = heapq.heappop(self._queue)
             if farm is not None:
                 future = farm.submit(self._jobs[key], self.fusion, self._priority[key][0])
             else:
-                future = self._ensure_pool().submit(compile_pool.compile_job, self._jobs[key],
-                                                    triton_cache_dir=self._scratch(), fp_fusion=self.fusion,
-                                                    capture_fds=True)
+                try:
+                    future = self._ensure_pool().submit(compile_pool.compile_job, self._jobs[key],
+                                                        triton_cache_dir=self._scratch(), fp_fusion=self.fusion,
+                                                        capture_fds=True)
+                except BrokenProcessPool:
+                    # A worker died and a callback asked for more before its lost jobs were
+                    # collected: the next pump collects them, replaces the pool and resubmits.
+                    heapq.heappush(self._queue, item)
+                    return
             self._inflight[future] = (key, farm is not None)
 
     def _farm_for(self, key: str):
@@ -218,7 +223,6 @@ class CompileStream:
 
     def _collect(self, done) -> None:
         import concurrent.futures as cf
-        from concurrent.futures.process import BrokenProcessPool
 
         from autotune_rewrite.check.compile_farm import same_toolchain
 
@@ -305,6 +309,5 @@ class CompileStream:
     def _report_progress(self) -> None:
         if self.progress is not None and self._total:
             self.progress(self._done, self._total)
-
 
 __all__ = ["CompileStream"]
