@@ -547,6 +547,27 @@ def k(x_ptr, ACT: tl.constexpr, KIND: tl.constexpr, SCALE: tl.constexpr, MAXV: t
     # OTHER also goes into a helper: not a mode; KIND: "any value but 2" guards the most code,
     # which no literal names; SCALE: 2 guards more than "any other value".
     assert modes == {"ACT": ("gelu", "relu"), "SCALE": (2,)}
+
+    through_helpers = '''
+def _act(x, FN):
+    if FN == "sigmoid":
+        return tl.sigmoid(x)
+    elif FN == "leaky":
+        return tl.where(x > 0, x, x * 0.01) + tl.where(x > 1, x, x * 0.02) + tl.where(x > 2, x, x * 0.03)
+    return x
+
+
+def _step(h, x, FN):
+    return _act(h + x, FN=FN)
+
+
+def k(x_ptr, ACTIVATION: tl.constexpr, SLOPE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    y = _step(x, x, ACTIVATION)
+    z = _act(y, SLOPE) + SLOPE
+'''
+    # ACTIVATION reaches the test two helpers down (positionally, then by keyword); SLOPE is also arithmetic.
+    assert modes_of(through_helpers, "k", {"ACTIVATION", "SLOPE"}) == {"ACTIVATION": ("leaky", "sigmoid")}
     assert arithmetic_only(source, "k", {"MAXV"}) == {"MAXV"}
 
 
