@@ -49,7 +49,7 @@ def test_the_assumed_dtype_is_retried_with_the_one_the_kernel_fixes(tmp_path):
     assert "Got bf16 and fp16" in fixed["a_ptr"]["source"]
 
 
-SPEC = LaunchSpec("default", (("a_ptr", "*bf16"), ("s_ptr", "*fp32"), ("n", "i32")), (), assumed=("a_ptr",),
+SPEC = LaunchSpec("default", (("a_ptr", "*bf16"), ("s_ptr", "*fp32"), ("n", "i32")), (), assumed=("a_ptr", "s_ptr"),
                   assumptions=(Assumption("a_ptr", "*bf16", "pointer dtype not in the code"),))
 
 

@@ -33,8 +33,9 @@ def retyped(spec: LaunchSpec, error: str) -> LaunchSpec | None:
         return None
     got = set(m.groups())
     types = dict(spec.types)
-    assumed = {types[p].lstrip("*") for p in spec.assumed if p in types}
-    if len(assumed) != 1 or len(got) != 2 or got != _HALVES or not assumed <= got:
+    # Other assumed pointers (an index table as *i32, a scale as *fp32) keep their types.
+    assumed = {types[p].lstrip("*") for p in spec.assumed if p in types} & _HALVES
+    if len(assumed) != 1 or got != _HALVES:
         return None
     (old,) = assumed
     (new,) = got - assumed
