@@ -366,6 +366,8 @@ def _upper(f: ArgFact) -> int | None:
         return None
     if f.value_known and isinstance(f.value, int):
         return f.value
+    if f.options and all(isinstance(o, int) and not isinstance(o, bool) for o in f.options):
+        return max(f.options)  # ``4096 if x.dtype == torch.float32 else 8192``
     return f.upper
 
 
