@@ -386,6 +386,20 @@ def k(desc_q, desc_k, out_ptr, owner_ptr, max_len, BLOCK: tl.constexpr):
     assert index_pointer_params(source, "k") == ("owner_ptr",)  # its value bounds the helper's loop
 
 
+def test_a_loaded_value_scaled_into_an_address_is_an_index():
+    from autotune_rewrite.check.pointer_params import index_pointer_params
+
+    source = '''
+def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr):
+    page = tl.load(table_ptr + tl.program_id(0))
+    offs = page * stride_page + tl.arange(0, BLOCK)
+    x = tl.load(cache_ptr + offs) * tl.load(scale_ptr)
+    tl.store(out_ptr + tl.arange(0, BLOCK), x)
+'''
+    # a page table: its value times a stride is an address (pointer + float would not compile)
+    assert index_pointer_params(source, "k") == ("table_ptr",)
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),

@@ -87,6 +87,17 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 if source is not None and _loaded_from(value) is None:
                     loaded[target] = source
                     break
+    # Values computed from loaded ones through any arithmetic: in an address (``x_ptr + start *
+    # stride``) or a loop bound (``tl.range(0, end - start)``, here or in a helper) they are ints,
+    # whatever arithmetic made them; pointer + float does not compile.
+    through = dict(loaded)
+    for _ in range(4):
+        for target, values in assigned.items():
+            if target not in through and target not in params:
+                source = next((through[n] for v in values for n in sorted(_names(v)) if n in through), None) or next(
+                    (r for v in values for c in ast.walk(v) if (r := root(_loaded_from(c))) is not None), None)
+                if source is not None:
+                    through[target] = source
     used: set[str] = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
@@ -98,7 +109,7 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
         elif isinstance(node, ast.Call) and _call_name(node) in _POINTER_CALLS and node.args:
             address = node.args[0]
             lead = _leftmost(address)
-            used |= {loaded[n] for n in _names(address) if n in loaded and n != lead}
+            used |= {through[n] for n in _names(address) if n in through and n != lead}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
             # a @triton.jit helper of the bundle unpacking what it is given (``w >> 8``)
             for i, arg in enumerate(node.args):
@@ -106,16 +117,6 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 direct = root(_loaded_from(arg))
                 if (sources or direct) and _int_param(helpers, node.func.id, i):
                     used |= sources | ({direct} if direct else set())
-    # A loop bound is an int whatever arithmetic made it (``start = tl.load(starts + b) * max_len``;
-    # ``for n in tl.range(0, end - start)``), here or in a helper it is passed to.
-    through = dict(loaded)
-    for _ in range(4):
-        for target, values in assigned.items():
-            if target not in through and target not in params:
-                source = next((through[n] for v in values for n in sorted(_names(v)) if n in through), None) or next(
-                    (r for v in values for c in ast.walk(v) if (r := root(_loaded_from(c))) is not None), None)
-                if source is not None:
-                    through[target] = source
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and _call_name(node) in _LOOP_CALLS:
             used |= {through[n] for a in node.args for n in _names(a) if n in through}
