@@ -143,37 +143,33 @@ def _module_functions(source: str | None) -> dict[str, ast.FunctionDef]:
     return {s.name: s for s in module.body if isinstance(s, ast.FunctionDef)} if module is not None else {}
 
 
-def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth: int = 0) -> bool:
+def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int) -> bool:
     """Whether helper ``name`` uses its ``index``-th parameter with bit operations, ``//`` or
     ``%``, itself or through the helpers it passes it to (a few levels)."""
-    fn = helpers.get(name)
-    args = fn.args.posonlyargs + fn.args.args if fn is not None else []
-    if fn is None or index >= len(args) or depth > 3:
-        return False
-    param = args[index].arg
-    for node in ast.walk(fn):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS) and param in _names(node):
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
-            if any(param in _names(a) and _int_param(helpers, node.func.id, i, depth + 1)
-                   for i, a in enumerate(node.args)):
-                return True
-    return False
+    return _helper_param_use(helpers, name, index, lambda node, param: (
+        isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS) and param in _names(node)))
 
 
-def _loop_bound_param(helpers: dict[str, ast.FunctionDef], name: str, index: int, depth: int = 0) -> bool:
+def _loop_bound_param(helpers: dict[str, ast.FunctionDef], name: str, index: int) -> bool:
     """Whether helper ``name`` uses its ``index``-th parameter in a loop's bounds (``range``,
     ``tl.range``, ``tl.static_range``), itself or through the helpers it passes it to."""
+    return _helper_param_use(helpers, name, index, lambda node, param: (
+        isinstance(node, ast.Call) and _call_name(node) in _LOOP_CALLS and any(param in _names(a) for a in node.args)))
+
+
+def _helper_param_use(helpers: dict[str, ast.FunctionDef], name: str, index: int, hit, depth: int = 0) -> bool:
+    """Whether some node of helper ``name`` is a ``hit(node, param)`` for its ``index``-th
+    parameter, or it passes that parameter to a helper where it is (up to 3 calls deep)."""
     fn = helpers.get(name)
     args = fn.args.posonlyargs + fn.args.args if fn is not None else []
     if fn is None or index >= len(args) or depth > 3:
         return False
     param = args[index].arg
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _call_name(node) in _LOOP_CALLS and any(param in _names(a) for a in node.args):
+        if hit(node, param):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
-            if any(param in _names(a) and _loop_bound_param(helpers, node.func.id, i, depth + 1)
+            if any(param in _names(a) and _helper_param_use(helpers, node.func.id, i, hit, depth + 1)
                    for i, a in enumerate(node.args)):
                 return True
     return False
