@@ -40,14 +40,17 @@ class Worktree:
 
 
 def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = True) -> str:
-    """``git <args>`` in ``cwd``; raises git.GitCommandError (or GitCommandNotFound)."""
+    """``git <args>`` in ``cwd``; raises git.GitCommandError (or GitCommandNotFound). Every call
+    is ``--no-optional-locks``: a lookup (``ls-files``, ``rev-parse``) must not refresh the
+    user's index as a side effect either (seen once under load in the index test)."""
     cmd = git.Git(str(cwd))
+    argv = ["git", *(() if args[:1] == ("--no-optional-locks",) else ("--no-optional-locks",)), *args]
     if stdin is None:
-        return cmd.execute(["git", *args], strip_newline_in_stdout=strip)
+        return cmd.execute(argv, strip_newline_in_stdout=strip)
     with tempfile.TemporaryFile() as fh:  # GitPython feeds stdin from a file object
         fh.write(stdin.encode("utf-8"))
         fh.seek(0)
-        return cmd.execute(["git", *args], istream=fh, strip_newline_in_stdout=strip)
+        return cmd.execute(argv, istream=fh, strip_newline_in_stdout=strip)
 
 
 def _try(cwd: Path | str, *args: str) -> str | None:
