@@ -322,6 +322,21 @@ def test_a_helper_loop_with_runtime_bounds_and_a_dot_under_an_if():
     assert facts.unconditional_dot is None  # a constexpr `if` may compile the dot away
 
 
+def test_a_load_that_reaches_only_a_helpers_addend_is_not_pipelined():
+    # The loaded input is only added to the product (``matmul(A=W, B=W, C=x)``): it never goes
+    # through shared memory, so nothing in the loop pipelines. (A recurrent state computed from
+    # such a load and fed back as an operand still counts: the closure cannot tell it apart.)
+    helpers = ("@triton.jit\ndef mm(A, B, C):\n    return tl.dot(A, B) + C\n\n\n"
+               "@triton.jit\ndef step(h, W, x):\n    return mm(A=h, B=W, C=x)\n\n\n")
+    body = ("@triton.jit\ndef k(x_ptr, w_ptr, S, B: tl.constexpr):\n    offs = tl.arange(0, B)\n"
+            "    W = tl.load(w_ptr + offs[:, None] * B + offs[None, :])\n    h = tl.zeros((B, B), tl.float32)\n"
+            "    idx = offs[:, None] * B + offs[None, :]\n    for _ in range(S):\n"
+            "        y = {call}\n        tl.store(x_ptr + idx, y)\n        idx += B * B\n")
+    assert _facts(helpers + body.format(call="step(W, W, tl.load(x_ptr + idx))")).pipelined_loops == ()
+    (loop,) = _facts(helpers + body.format(call="step(tl.load(x_ptr + idx), W, h)")).pipelined_loops
+    assert loop.place.function == "k"
+
+
 # --------------------------------------------------------------------------- words (no compile)
 @pytest.mark.parametrize("found, words", [
     (cf.FlatSmemAcrossStages("sm_120", ("B=64 w4 s2", "B=64 w4 s3"), (2, 3), 8192, 1, "k.py", 7, ("n",)),

@@ -39,6 +39,7 @@ _TENSOR_MAKERS = frozenset({"arange", "make_block_ptr", "advance", "zeros", "ful
                             "expand_dims", "make_tensor_descriptor"})
 _RUNTIME_CALLS = frozenset({"program_id", "num_programs", "load"})
 _DOTS = frozenset({"dot", "dot_scaled"})
+_OPERANDS = frozenset({"input", "other", "a", "b", "lhs", "rhs"})  # tl.dot's / dot_scaled's operand keywords
 
 
 @dataclass(frozen=True)
@@ -190,15 +191,50 @@ class _Reader:
         loaded = {n for n, s in _closure(assigned, {}, has_load).items() if s}
         for node in ast.walk(body):
             operands: list[ast.AST] = []
-            if isinstance(node, ast.Call) and (self._triton(node.func, _DOTS)
-                                               or (self._helper(node) is not None and self._has_dot(self._helper(node)))):
-                operands = list(node.args) + [k.value for k in node.keywords]
+            helper = self._helper(node) if isinstance(node, ast.Call) else None
+            if isinstance(node, ast.Call) and self._triton(node.func, _DOTS):
+                operands = node.args[:2] + [k.value for k in node.keywords if k.arg in _OPERANDS]
+            elif helper is not None and self._has_dot(helper):
+                # Only what reaches the dot's two operands goes through shared memory; an
+                # accumulator or an addend (``matmul(A=h, B=W, C=x)``) does not.
+                operands = _bound_to(helper, node, self._dot_operand_params(helper))
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 operands = [node.left, node.right]
             for op in operands:
                 if has_load(op) or any(isinstance(n, ast.Name) and n.id in loaded for n in ast.walk(op)):
                     return True
         return False
+
+
+    def _dot_operand_params(self, fn: ast.FunctionDef, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The parameters of helper ``fn`` that reach the two operands of a dot in it (not its
+        accumulator), through local assignments and further helpers."""
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        reach = _closure(_assignments(fn), {p: {p} for p in params}, lambda e: set())
+        found: set[str] = set()
+        for node in ast.walk(fn):
+            if not isinstance(node, (ast.Call, ast.BinOp)):
+                continue
+            operands: list[ast.AST] = []
+            helper = self._helper(node) if isinstance(node, ast.Call) else None
+            if isinstance(node, ast.Call) and self._triton(node.func, _DOTS):
+                operands = node.args[:2] + [k.value for k in node.keywords if k.arg in _OPERANDS]
+            elif helper is not None and helper.name not in seen and helper is not fn:
+                operands = _bound_to(helper, node, self._dot_operand_params(helper, seen | {fn.name}))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                operands = [node.left, node.right]
+            for op in operands:
+                for n in ast.walk(op):
+                    if isinstance(n, ast.Name):
+                        found |= {p for p in params if p == n.id or p in reach.get(n.id, set())}
+        return found
+
+
+def _bound_to(fn: ast.FunctionDef, call: ast.Call, names: set[str]) -> list[ast.AST]:
+    """The arguments of ``call`` that bind ``fn``'s parameters in ``names``."""
+    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    out = [a for i, a in enumerate(call.args) if i < len(positional) and positional[i] in names]
+    return out + [k.value for k in call.keywords if k.arg in names]
 
 
 # --------------------------------------------------------------------------- plain ast helpers
