@@ -99,6 +99,17 @@ class HelperCalls:
             self._tick()
             self._stmt(pm, stmt, env)
 
+    def _iteration(self, pm, body, env) -> bool:
+        """One pass of a loop's body; False when it ``break``s (``continue`` ends the pass)."""
+        self._tick()
+        try:
+            self._block(pm, body, env)
+        except Continue:
+            pass
+        except Break:
+            return False
+        return True
+
     def _stmt(self, pm, stmt, env) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -110,13 +121,8 @@ class HelperCalls:
             mark = len(self.choices)
             try:
                 for item in self.looping(pm, stmt.iter, env):
-                    self._tick()
                     bind(stmt.target, item, env)
-                    try:
-                        self._block(pm, stmt.body, env)
-                    except Continue:
-                        continue
-                    except Break:
+                    if not self._iteration(pm, stmt.body, env):
                         break
             finally:
                 self.loop_depth -= 1
@@ -127,12 +133,7 @@ class HelperCalls:
             self.loop_depth += 1
             try:
                 while self.test(pm, stmt.test, env):
-                    self._tick()
-                    try:
-                        self._block(pm, stmt.body, env)
-                    except Continue:
-                        continue
-                    except Break:
+                    if not self._iteration(pm, stmt.body, env):
                         break
             finally:
                 self.loop_depth -= 1
