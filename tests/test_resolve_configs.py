@@ -12,38 +12,26 @@ compiles the JSON-configured kernel for sm_120.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from repo_env import pythonpath
+from rewrite_e2e import cli as run_cli, commit_tree
 
 FIXTURE = Path(__file__).parent / "fixtures" / "resolve" / "repo"
 
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
 
 
 @pytest.fixture()
 def repo(tmp_path) -> Path:
     dst = tmp_path / "repo"
     shutil.copytree(FIXTURE, dst)
-    _git(dst, "init", "-q")
-    _git(dst, "add", "-A")
-    _git(dst, "commit", "-qm", "fixture")
-    return dst
+    return commit_tree(dst)
 
 
 def cli(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
-    env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return run_cli(*args, cwd=cwd, cache=cache)
 
 
 def scan(repo: Path, cache: Path) -> dict:

@@ -11,14 +11,12 @@ Everything runs through the real CLI; ``check`` really compiles for sm_90 and sm
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from repo_env import pythonpath
+from rewrite_e2e import cli as run_cli, commit_tree
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Evaluator, outcome
 from autotune_rewrite.locate.parsed import ParsedModule
@@ -28,26 +26,16 @@ FIXTURE = Path(__file__).parent / "fixtures" / "targets" / "repo"
 TWO = ("--arch", "sm_90", "--arch", "sm_120")
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True)
-
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
     dst = tmp_path_factory.mktemp("targets") / "repo"
     shutil.copytree(FIXTURE, dst)
-    _git(dst, "init", "-q")
-    _git(dst, "add", "-A")
-    _git(dst, "commit", "-qm", "fixture")
-    return dst
+    return commit_tree(dst)
 
 
 def cli(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
-    env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return run_cli(*args, cwd=cwd, cache=cache)
 
 
 def sites(repo: Path, cache: Path, *args: str) -> dict:
