@@ -9,7 +9,8 @@ README's JSON section, ``"status"`` per kernel):
 - ``judged``: every config compiled; the numbers are exact;
 - ``assumed``: judged, but with assumptions (listed in ``"assumptions"``, e.g. pointer dtypes
   from ``--assume-dtype``); the numbers hold only if the assumptions do;
-- ``no_launchable``: judged exactly, and no config launches on every target;
+- ``no_launchable``: judged, and on some target no config launches (each GPU autotunes over
+  the configs that launch on it, so one with none is broken whatever launches elsewhere);
 - ``needs_spec``: the launch spec lacks parameter types or values (named, with a stanza);
 - ``unresolved``: the configs (or the kernel itself) could not be resolved statically;
 - ``spec_suspect``: compiled, but the numbers show the launch spec is probably wrong (SMEM flat

@@ -161,6 +161,16 @@ def test_table_summary_lists_the_unjudged_and_prints_the_stanza(repo, cache):
     assert "compile error: arange's range must be a power of 2 (kern.py:61)" in err
 
 
+def test_no_launchable_names_the_targets_left_without_a_config(repo, cache):
+    # 131,072 B fits sm_90's 232,448 B but not sm_120's 101,376 B: sm_120 autotunes over nothing,
+    # whatever launches on sm_90, and the line says which target is broken and what launches elsewhere.
+    proc = cli("check", "--exact", ".", "--arch", "sm_120", "--arch", "sm_90", "--kernel", "nolaunch_kernel",
+               cwd=repo, cache=cache)
+    assert proc.returncode == 1, proc.stderr
+    assert "no_launchable kern.py::nolaunch_kernel: no config launches on sm_120 (sm_90: 1 of 1 launch);" in proc.stderr
+    assert "no config launches on sm_120, sm_90" not in proc.stderr
+
+
 def test_unjudged_kernels_do_not_fail_the_gate_unless_strict(repo, cache):
     # On sm_90 every judged config launches: exit 0, but the summary names the kernels not judged.
     proc = cli("check", "--exact", ".", "--arch", "sm_90", "--kernel", "good_kernel", cwd=repo, cache=cache)

@@ -21,6 +21,7 @@ from autotune_rewrite.check.evidence import (
 )
 from autotune_rewrite.check.findings import LargestFit, SmemOverOptin
 from autotune_rewrite.model import ConfigValue
+from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite.facts import CANNOT_LAUNCH, SINGLE_CONFIG, NoSecondWarpCount, Refused, WarpsSpill
 from autotune_rewrite.rewrite.variants import MAX_WARPS, config_key, decide
@@ -221,3 +222,20 @@ def test_v2_skips_a_stage_that_pipelines_nothing(site, monkeypatch):
     assert labels(d) == ["BLOCK_T=16 w4 s2", "BLOCK_T=16 w8 s2"]
     skipped = next(f for f in d.explanation if isinstance(f, StageNotPipelined))
     assert skipped.config.label() == "BLOCK_T=16 w8 s3" and skipped.shared_bytes == 61_568
+
+
+def _on(c: ConfigValue, arch: str, launches: bool) -> ConfigVerdict:
+    v = _verdict(c, 20_000 if launches else 200_000, 128)
+    return ConfigVerdict(c, arch, v.outcome, v.occupancy)
+
+
+def test_no_launchable_is_a_target_left_with_no_config_not_the_lack_of_a_common_one(site):
+    # Each GPU autotunes over the configs that launch on it: a config for each target is enough,
+    # and a target with none is broken whatever launches elsewhere.
+    a, b = site.configs[:2]
+    disjoint = KernelReport(site, SPEC, (_on(a, "sm_120", True), _on(a, "sm_90", False),
+                                         _on(b, "sm_120", False), _on(b, "sm_90", True)))
+    assert disjoint.dead_targets == () and disjoint.status is Status.JUDGED
+    one_dead = KernelReport(site, SPEC, (_on(a, "sm_120", False), _on(a, "sm_90", True),
+                                         _on(b, "sm_120", False), _on(b, "sm_90", True)))
+    assert one_dead.dead_targets == ("sm_120",) and one_dead.status is Status.NO_LAUNCHABLE

@@ -204,12 +204,19 @@ class KernelReport:
             return self.problem.status
         if any(v.crashed for v in self.verdicts):
             return Status.COMPILE_CRASHED
-        by_config: dict[int, bool] = {}
-        for v in self.verdicts:  # a config counts when it launches on every target
-            by_config[id(v.config)] = by_config.get(id(v.config), True) and v.launchable
-        if self.verdicts and not any(by_config.values()):
+        if self.dead_targets:
             return Status.NO_LAUNCHABLE
         return Status.ASSUMED if self.assumptions else Status.JUDGED
+
+    @property
+    def dead_targets(self) -> tuple[str, ...]:
+        """The targets where no config launches. Each GPU autotunes over the configs that launch
+        on it, so a kernel is broken on a target with none, whatever launches elsewhere, and fine
+        where each target has one, even when no single config launches on all of them."""
+        alive: dict[str, bool] = {}
+        for v in self.verdicts:
+            alive[v.arch] = alive.get(v.arch, False) or v.launchable
+        return tuple(sorted(arch for arch, ok in alive.items() if not ok))
 
     @property
     def assumptions(self) -> tuple[Assumption, ...]:

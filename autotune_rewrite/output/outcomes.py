@@ -87,15 +87,29 @@ def problem_text(report: KernelReport) -> str | None:
         where = f" at {v.outcome.error_file}:{v.outcome.error_line}" if v.outcome.error_file else ""
         return f"the compiler crashed on {v.config.label()} for {v.arch}{where}: {v.outcome.error}"
     if status is Status.NO_LAUNCHABLE:
-        archs = ", ".join(sorted({v.arch for v in report.verdicts}))
-        fits = "; ".join(f"{arch}: {text}" for arch, text in explain.largest_fits(report.largest_fit).items())
+        dead = report.dead_targets
+        fits = "; ".join(f"{arch}: {text}" for arch, text in explain.largest_fits(report.largest_fit).items()
+                         if arch in dead)
         hint = (f"largest fitting tile by the SMEM model (an estimate): {fits}" if fits
                 else "add a smaller tile (fewer stages or a smaller BLOCK_*)")
-        return f"no config launches on {archs}; {hint}"
+        return f"no config launches on {', '.join(dead)}{_elsewhere(report, dead)}; {hint}"
     if status is Status.ASSUMED:
         return "judged with assumptions: " + ", ".join(f"{a.parameter} = {a.value} ({a.source})"
                                                          for a in report.assumptions)
     return None
+
+
+def _elsewhere(report: KernelReport, dead: tuple[str, ...]) -> str:
+    """How many configs launch on the other targets: ``" (sm_90: 1 of 1 launch)"``."""
+    counts: dict[str, list[int]] = {}
+    for v in report.verdicts:
+        if v.arch not in dead:
+            n = counts.setdefault(v.arch, [0, 0])
+            n[0] += v.launchable
+            n[1] += 1
+    if not counts:
+        return ""
+    return " (" + ", ".join(f"{arch}: {ok} of {n} launch" for arch, (ok, n) in sorted(counts.items())) + ")"
 
 
 def problem_line(p: Problem) -> str:
