@@ -77,14 +77,19 @@ def assignments(node: ast.AST) -> dict[str, list[ast.expr]]:
 def closure(assigned, seeds: dict[str, set[str]], own) -> dict[str, set[str]]:
     """Per name, the sources it derives from: ``seeds`` plus ``own(expr)`` of each expression
     assigned to it, carried through the names those expressions read, to a fixed point."""
+    # Each expression's own sources and the names it reads, once: the fixed point only unions sets.
+    edges = {name: [(own(v), {n.id for n in ast.walk(v) if isinstance(n, ast.Name)}) for v in values]
+             for name, values in assigned.items()}
     out = {k: set(v) for k, v in seeds.items()}
     changed = True
     while changed:
         changed = False
-        for name, values in assigned.items():
+        for name, values in edges.items():
             got = set(out.get(name, ()))
-            for v in values:
-                got |= own(v) | reads(v, out)
+            for mine, names in values:
+                got |= mine
+                for n in names:
+                    got |= out.get(n, set())
             if got != out.get(name, set()):
                 out[name] = got
                 changed = True

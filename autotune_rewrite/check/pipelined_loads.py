@@ -50,6 +50,16 @@ TRANSPOSED = "transposed"  # ... with a transposition on the way
 NONE: Flags = frozenset()
 _STATIC_ATTRS = frozenset({"shape", "dtype", "element_ty", "type", "numel", "primitive_bitwidth"})
 _TRANSPOSES = frozenset({"trans", "permute"})
+_MAX_WALKS = 64
+_UNKNOWN = object()
+
+
+class _Undecided(Exception):
+    """A compile-time ``if`` whose branch this walk has not chosen yet."""
+
+    def __init__(self, node: ast.If):
+        super().__init__()
+        self.node = node
 
 
 def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
@@ -64,10 +74,26 @@ def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
     seeds = {n: {"m"} for n in targets(loop.target)}
     seeds.update({n: {"m"} for n, values in assigned.items() if any(n in _names_read(v) for v in values)})
     moving = {n for n, s in closure(assigned, seeds, lambda e: set()).items() if s}
-    frame = _Frame.of(fn, {}, moving, tensors, constexpr_params(fn))
-    walk = _Iteration(functions, spelled)
-    walk.block(loop.body, frame, root=True, returns=[])
-    return walk.pipelined
+    # One walk per combination of the compile-time ``if`` branches it meets (a config compiles one
+    # branch of each, and a helper's branch decides both what it returns and whether it has a dot):
+    # merging them would mix the addend of the no-dot branch with the dot of the other.
+    pending: list[dict | None] = [{}]
+    memo = _Memo(spelled)
+    walks = 0
+    while pending:
+        decisions = pending.pop()
+        walks += 1
+        if walks > _MAX_WALKS:
+            pending, decisions = [], None  # too many combinations: merge every branch instead
+        walk = _Iteration(functions, spelled, decisions, memo)
+        try:
+            walk.block(loop.body, memo.frame(fn, {}, moving, tensors, constexpr_params(fn)), root=True, returns=[])
+        except _Undecided as fork:
+            pending += [{**decisions, fork.node: False}, {**decisions, fork.node: True}]
+            continue
+        if walk.pipelined:
+            return True
+    return False
 
 
 def _names_read(expr: ast.AST) -> set[str]:
@@ -106,22 +132,62 @@ class _Frame:
     tensors: set[str]  # names that may hold a tensor
     static: set[str]  # names known at compile time (constexprs and what is computed from them)
     local: set[str]  # the function's parameters and assigned names (any other name is a global)
+    consts: dict  # parameters bound to a literal (a helper's mode string, None, a default)
+    not_none: set[str]  # parameters bound to something that cannot be None (a call, arithmetic)
 
-    @classmethod
-    def of(cls, fn: ast.FunctionDef, state: dict, moving: set[str], tensors: set[str],
-           static_params: set[str]) -> _Frame:
-        assigned = assignments(fn)
-        local = set(params(fn)) | set(assigned)
-        # The largest set of names whose every assignment is static given the set itself.
-        static = set(static_params) | (set(assigned) - set(params(fn)))
-        changed = True
-        while changed:
-            changed = False
-            for name, values in assigned.items():
-                if name in static and not all(_static(v, static, local) for v in values):
-                    static.discard(name)
-                    changed = True
-        return cls(state, moving, tensors, static, local)
+
+
+class _Memo:
+    """What the walks of one loop need of each function, computed once for all of them."""
+
+    def __init__(self, spelled: dict[str, str]):
+        self.spelled = spelled
+        self._assigned: dict = {}
+        self._static: dict = {}
+        self._derived: dict = {}
+
+    def assigned(self, fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
+        if fn not in self._assigned:
+            self._assigned[fn] = assignments(fn)
+        return self._assigned[fn]
+
+    def local(self, fn: ast.FunctionDef) -> set[str]:
+        return set(params(fn)) | set(self.assigned(fn))
+
+    def static(self, fn: ast.FunctionDef, static_params: frozenset[str]) -> set[str]:
+        """The largest set of names whose every assignment is static given the set itself."""
+        key = (fn, static_params)
+        if key not in self._static:
+            assigned, local = self.assigned(fn), self.local(fn)
+            static = set(static_params) | (set(assigned) - set(params(fn)))
+            changed = True
+            while changed:
+                changed = False
+                for name, values in assigned.items():
+                    if name in static and not all(_static(v, static, local) for v in values):
+                        static.discard(name)
+                        changed = True
+            self._static[key] = static
+        return self._static[key]
+
+    def derived(self, fn: ast.FunctionDef, seeds: frozenset[str], makers: bool = False) -> set[str]:
+        """The names of ``fn`` computed from ``seeds`` (and, with ``makers``, from a tensor maker)."""
+        key = (fn, seeds, makers)
+        if key not in self._derived:
+            own = self._makes_tensor if makers else (lambda e: set())
+            found = closure(self.assigned(fn), {p: {"x"} for p in seeds}, own)
+            self._derived[key] = {n for n, s in found.items() if s} | set(seeds)
+        return self._derived[key]
+
+    def _makes_tensor(self, e: ast.AST) -> set[str]:
+        makes = broadcasts(e) or any(isinstance(c, ast.Call) and is_triton(c.func, TENSOR_MAKERS, self.spelled)
+                                     for c in ast.walk(e))
+        return {"x"} if makes else set()
+
+    def frame(self, fn: ast.FunctionDef, state: dict, moving: set[str], tensors: set[str],
+              static_params: set[str], consts: dict | None = None, not_none: set[str] = frozenset()) -> _Frame:
+        return _Frame(state, moving, tensors, self.static(fn, frozenset(static_params)), self.local(fn),
+                      dict(consts or {}), set(not_none))
 
 
 def _static(e: ast.AST, static: set[str], local: set[str]) -> bool:
@@ -140,13 +206,44 @@ def _static(e: ast.AST, static: set[str], local: set[str]) -> bool:
     return False  # a call, a lambda, ...: not known here
 
 
+def _fold(e: ast.AST, frame: _Frame):
+    """The value of a compile-time test from the literals its names are bound to; _UNKNOWN else."""
+    if isinstance(e, ast.Constant):
+        return e.value
+    if isinstance(e, ast.Name):
+        return frame.consts.get(e.id, _UNKNOWN)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        v = _fold(e.operand, frame)
+        return _UNKNOWN if v is _UNKNOWN else not v
+    if isinstance(e, ast.BoolOp):
+        values = [_fold(v, frame) for v in e.values]
+        if _UNKNOWN in values:
+            return _UNKNOWN
+        return all(values) if isinstance(e.op, ast.And) else any(values)
+    if isinstance(e, ast.Compare) and len(e.ops) == 1:
+        op, right = e.ops[0], e.comparators[0]
+        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
+                and isinstance(e.left, ast.Name) and e.left.id in frame.not_none:
+            return isinstance(op, ast.IsNot)
+        left, value = _fold(e.left, frame), _fold(right, frame)
+        if _UNKNOWN in (left, value):
+            return _UNKNOWN
+        compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+                   ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}.get(type(op))
+        return _UNKNOWN if compare is None else compare(left, value)
+    return _UNKNOWN
+
+
 # --------------------------------------------------------------------------- the walk
 class _Iteration:
     """One iteration of the loop body, statement by statement, helpers inlined."""
 
-    def __init__(self, functions: dict[str, ast.FunctionDef], spelled: dict[str, str]):
+    def __init__(self, functions: dict[str, ast.FunctionDef], spelled: dict[str, str], decisions: dict | None,
+                 memo: _Memo):
+        self.memo = memo
         self.functions = functions
         self.spelled = spelled
+        self.decisions = decisions  # compile-time if -> the branch this walk takes; None: merge both
         self.pipelined = False
         self.inlining: list[str] = []
 
@@ -171,7 +268,17 @@ class _Iteration:
             self._bind(stmt.target, self.expr(ast.BinOp(left=current, op=stmt.op, right=stmt.value), frame, root),
                        frame)
         elif isinstance(stmt, ast.If):
-            inner = root and _static(stmt.test, frame.static, frame.local)
+            static = _static(stmt.test, frame.static, frame.local)
+            if static:
+                taken = _fold(stmt.test, frame)
+                if taken is _UNKNOWN and self.decisions is not None:
+                    if stmt not in self.decisions:
+                        raise _Undecided(stmt)
+                    taken = self.decisions[stmt]
+                if taken is not _UNKNOWN:
+                    self.block(stmt.body if taken else stmt.orelse, frame, root, returns)
+                    return
+            inner = root and static  # a dot under a runtime if is inside an scf.if: no root
             before = dict(frame.state)
             self.block(stmt.body, frame, inner, returns)
             taken, frame.state = frame.state, dict(before)
@@ -291,14 +398,23 @@ class _Iteration:
         bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
         state = {p: self.expr(v, frame, root) for p, v in bound.items()}
         moving = {p for p, v in bound.items() if _names_read(v) & frame.moving}
-        moving = {n for n, s in closure(assignments(helper), {p: {"m"} for p in moving}, lambda e: set()).items() if s}
+        moving = self.memo.derived(helper, frozenset(moving))
         # A helper's parameters may be tensors; a parameter left at its default is a constant.
         names = params(helper)
-        tensors = {n for n, s in closure(assignments(helper), {p: {p} for p in names},
-                                         lambda e: {"t"} if self._makes_tensor(e) else set()).items() if s}
+        tensors = self.memo.derived(helper, frozenset(names), makers=True)
         static = constexpr_params(helper) | {p for p in names if p not in bound}
         static |= {p for p, v in bound.items() if _static(v, frame.static, frame.local)}
-        inner = _Frame.of(helper, state, moving, tensors, static)
+        consts, not_none = _defaults(helper), set()
+        for p, v in bound.items():
+            consts.pop(p, None)
+            if isinstance(v, ast.Constant):
+                consts[p] = v.value
+            elif isinstance(v, ast.Name) and v.id in frame.consts:
+                consts[p] = frame.consts[v.id]
+            elif isinstance(v, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.Compare)) \
+                    or (isinstance(v, ast.Name) and v.id in frame.not_none):
+                not_none.add(p)
+        inner = self.memo.frame(helper, state, moving, tensors, static, consts, not_none)
         returns: list = []
         self.inlining.append(helper.name)
         try:
@@ -310,9 +426,13 @@ class _Iteration:
             out = _merge(out, more)
         return out
 
-    def _makes_tensor(self, e: ast.AST) -> bool:
-        return any(isinstance(c, ast.Call) and self._triton(c.func, TENSOR_MAKERS) for c in ast.walk(e)) \
-            or broadcasts(e)
+
+def _defaults(fn: ast.FunctionDef) -> dict:
+    """The literal defaults of ``fn``'s parameters."""
+    positional = fn.args.posonlyargs + fn.args.args
+    pairs = list(zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults))
+    pairs += [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
+    return {a.arg: d.value for a, d in pairs if isinstance(d, ast.Constant)}
 
 
 def _dot_arguments(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None, ast.expr | None]:
