@@ -162,3 +162,59 @@ def test_a_matmul_with_flat_smem_is_still_suspect(checked):
     assert mm["status"] == "spec_suspect"
     assert [s["kind"] for s in mm["suspicions"]] == ["flat_smem_across_stages"]
     assert mm["suspicions"][0]["unstated"] == ["K", "stride_a", "stride_b"]
+
+
+# --------------------------------------------------------------------------- source only
+def _facts(source: str, kernel: str = "k"):
+    from autotune_rewrite.check.evidence import KernelBundle
+
+    text = "import triton\nimport triton.language as tl\n\n\n" + source
+    return facts_of(KernelBundle(kernel=kernel, source=text, origin=f"kern.py::{kernel}"))
+
+
+LOOP_IN_HELPER = '''\
+@triton.jit
+def block(acc, x_ptrs, w, n, MASKED):
+    for i in range(n):
+        if MASKED:
+            x = tl.load(x_ptrs, mask=x_ptrs > 0)
+        else:
+            x = tl.load(x_ptrs)
+        acc = tl.dot(x, w, acc)
+        x_ptrs += 64
+    return acc
+
+
+@triton.jit
+def k(x_ptr, w_ptr, n, {flag}):
+    o = tl.arange(0, 64)
+    w = tl.load(w_ptr + o[:, None] * 64 + o[None, :])
+    acc = block(tl.zeros((64, 64), tl.float32), x_ptr + o[:, None] * 64 + o[None, :], w, n, FLAG)
+    tl.store(x_ptr + o[:, None] * 64 + o[None, :], acc)
+'''
+
+
+def test_a_helper_flag_passed_a_constexpr_is_a_compile_time_if():
+    # Every caller passes a constexpr: the loads under `if MASKED:` are top-level once compiled.
+    (loop,) = _facts(LOOP_IN_HELPER.format(flag="FLAG: tl.constexpr")).pipelined_loops
+    assert loop.place.function == "block"
+    # Passed a runtime value, the if is an scf.if: loads under it are not pipelined.
+    assert _facts(LOOP_IN_HELPER.format(flag="FLAG")).pipelined_loops == ()
+
+
+def test_a_loop_with_a_loop_inside_is_not_pipelined_even_when_the_inner_one_fixes_its_stages():
+    facts = _facts('''\
+@triton.jit
+def k(x_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    acc = tl.zeros((B, B), tl.float32)
+    p = x_ptr + o[:, None] * B + o[None, :]
+    for i in range(n):
+        a = tl.load(p)
+        acc = tl.dot(a, a, acc)
+        for j in tl.range(0, n, num_stages=1):
+            acc += 1.0
+        p += B
+    tl.store(x_ptr + o[:, None] * B + o[None, :], acc)
+''')
+    assert facts.pipelined_loops == ()

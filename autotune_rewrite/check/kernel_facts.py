@@ -137,7 +137,7 @@ class _Reader:
         for loop in (n for n in ast.walk(fn) if isinstance(n, ast.For)):
             bounds = self._scf_for(loop)
             if bounds is None or not self._innermost(loop) \
-                    or not through_shared_memory(loop, fn, tensors, self.functions, self.aliases):
+                    or not through_shared_memory(loop, fn, tensors, self.bundle.kernel, self.functions, self.aliases):
                 continue
             read = set().union(*(reads(b, sources) for b in bounds)) if bounds else set()
             out.append(PipelinedLoop(self._place(fn, loop), tuple(sorted(read - {DYNAMIC})), DYNAMIC in read))
@@ -146,18 +146,24 @@ class _Reader:
     def _scf_for(self, loop: ast.For) -> list[ast.expr] | None:
         """The bounds of a loop that becomes an scf.for at the config's stage count; else None."""
         it = loop.iter
-        if not isinstance(it, ast.Call):
-            return None
-        builtin = isinstance(it.func, ast.Name) and it.func.id == "range" and "range" not in self.aliases
-        if not (builtin or self._triton(it.func, frozenset({"range"}))):
+        if not self._is_range(loop):
             return None  # static_range (unrolled), a Python iterable, ...
         if any(k.arg in ("num_stages", "warp_specialize") for k in it.keywords):
             return None  # the loop's own stage count (or a warp-specialized schedule) wins
         return list(it.args) + [k.value for k in it.keywords if k.arg in (None, "arg1", "arg2", "step")]
 
+    def _is_range(self, loop: ast.For) -> bool:
+        """``range`` / ``tl.range``: an scf.for, whatever its own stage count."""
+        it = loop.iter
+        if not isinstance(it, ast.Call):
+            return False
+        builtin = isinstance(it.func, ast.Name) and it.func.id == "range" and "range" not in self.aliases
+        return builtin or self._triton(it.func, frozenset({"range"}))
+
     def _innermost(self, loop: ast.For) -> bool:
         for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-            if isinstance(node, ast.While) or (isinstance(node, ast.For) and self._scf_for(node) is not None):
+            # An inner tl.range(..., num_stages=1) is still a loop: the outer one is never pipelined.
+            if isinstance(node, ast.While) or (isinstance(node, ast.For) and self._is_range(node)):
                 return False
             if isinstance(node, ast.Call):
                 helper = self._helper(node)

@@ -62,11 +62,12 @@ class _Undecided(Exception):
         self.node = node
 
 
-def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
+def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str], kernel: str,
                           functions: dict[str, ast.FunctionDef], spelled: dict[str, str]) -> bool:
     """Whether the pipeliner multi-buffers a load of ``loop`` (a loop of ``fn``) through shared
-    memory. ``tensors``: the names of ``fn`` that may hold a tensor; ``functions``: the bundle's
-    ``@triton.jit`` functions (helpers are inlined); ``spelled``: the bundle's import aliases."""
+    memory. ``tensors``: the names of ``fn`` that may hold a tensor; ``kernel``: the bundle's
+    kernel; ``functions``: its ``@triton.jit`` functions (helpers are inlined); ``spelled``: its
+    import aliases."""
     body = ast.Module(body=loop.body, type_ignores=[])
     assigned = assignments(body)
     # What changes from one iteration to the next: the loop variable, what is computed from its own
@@ -79,6 +80,7 @@ def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
     # merging them would mix the addend of the no-dot branch with the dot of the other.
     pending: list[dict | None] = [{}]
     memo = _Memo(spelled)
+    static = _static_params(fn, kernel, functions, memo)
     walks = 0
     while pending:
         decisions = pending.pop()
@@ -87,7 +89,7 @@ def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
             pending, decisions = [], None  # too many combinations: merge every branch instead
         walk = _Iteration(functions, spelled, decisions, memo)
         try:
-            walk.block(loop.body, memo.frame(fn, {}, moving, tensors, constexpr_params(fn)), root=True, returns=[])
+            walk.block(loop.body, memo.frame(fn, {}, moving, tensors, static), root=True, returns=[])
         except _Undecided as fork:
             pending += [{**decisions, fork.node: False}, {**decisions, fork.node: True}]
             continue
@@ -388,14 +390,7 @@ class _Iteration:
         return tensor and bool(names & frame.moving)
 
     def _inline(self, helper: ast.FunctionDef, call: ast.Call, frame: _Frame, root: bool):
-        positional = [a.arg for a in helper.args.posonlyargs + helper.args.args]
-        bound: dict[str, ast.expr] = {}
-        for i, a in enumerate(call.args):
-            if isinstance(a, ast.Starred):
-                break
-            if i < len(positional):
-                bound[positional[i]] = a
-        bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        bound = _bound(helper, call)
         state = {p: self.expr(v, frame, root) for p, v in bound.items()}
         moving = {p for p, v in bound.items() if _names_read(v) & frame.moving}
         moving = self.memo.derived(helper, frozenset(moving))
@@ -425,6 +420,39 @@ class _Iteration:
         for more in returns[1:]:
             out = _merge(out, more)
         return out
+
+
+def _bound(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr]:
+    """``fn``'s parameters -> the arguments ``call`` binds them to."""
+    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    bound: dict[str, ast.expr] = {}
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            break  # positions after ``*args`` are not known
+        if i < len(positional):
+            bound[positional[i]] = a
+    bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    return bound
+
+
+def _static_params(fn: ast.FunctionDef, kernel: str, functions: dict[str, ast.FunctionDef], memo: _Memo,
+                   seen: frozenset[str] = frozenset()) -> set[str]:
+    """The parameters of ``fn`` known at compile time: the kernel's ``tl.constexpr`` ones; for a
+    helper, also those every call of it in the bundle passes a compile-time value (``no_k_mask=
+    NO_K_MASK``), or none (a default)."""
+    own = constexpr_params(fn)
+    if fn.name == kernel or fn.name in seen:
+        return own
+    static = set(params(fn))
+    for caller in functions.values():
+        for call in (c for c in ast.walk(caller) if isinstance(c, ast.Call)):
+            if not (isinstance(call.func, ast.Name) and call.func.id == fn.name):
+                continue
+            known = memo.static(caller, frozenset(_static_params(caller, kernel, functions, memo, seen | {fn.name})))
+            for p, arg in _bound(fn, call).items():
+                if not _static(arg, known, memo.local(caller)):
+                    static.discard(p)
+    return own | static
 
 
 def _defaults(fn: ast.FunctionDef) -> dict:
