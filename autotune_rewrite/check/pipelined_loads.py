@@ -22,6 +22,11 @@ sm_120 (``benchmarks/pipelined_loads.py``, ``benchmarks/results/pipelined_loads.
   pipelined in registers on sm_80 and sm_120 (SMEM flat) and through SMEM on sm_90: not counted,
   as every doubt here leans towards reporting nothing; on the second operand it counts.
 
+A compile-time ``if`` (on constexprs, shapes, dtypes, ``x is None``, a helper's mode string) is
+resolved by the frontend, so each walk takes one branch of it and the loop pipelines when some
+combination of branches does (a config compiles one; merging them would mix cute-kernels'
+``tl.sum(A.T * B) + C`` branch for one-row tiles with the ``tl.dot`` of the others).
+
 Besides, only a load of a tensor whose address moves with the loop is counted (a loop-invariant
 load is hoisted out of it), and the caller checks the loop itself (an innermost ``scf.for`` at the
 config's stage count). What cannot be seen here is the pipeliner's width condition (at least 4
