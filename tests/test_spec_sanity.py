@@ -324,8 +324,8 @@ def test_a_helper_loop_with_runtime_bounds_and_a_dot_under_an_if():
 
 def test_a_load_that_reaches_only_a_helpers_addend_is_not_pipelined():
     # The loaded input is only added to the product (``matmul(A=W, B=W, C=x)``): it never goes
-    # through shared memory, so nothing in the loop pipelines. (A recurrent state computed from
-    # such a load and fed back as an operand still counts: the closure cannot tell it apart.)
+    # through shared memory, so nothing in the loop pipelines. Nor does a recurrent state computed
+    # from such a load and fed back as an operand: the next iteration's dot reads a carried value.
     helpers = ("@triton.jit\ndef mm(A, B, C):\n    return tl.dot(A, B) + C\n\n\n"
                "@triton.jit\ndef step(h, W, x):\n    return mm(A=h, B=W, C=x)\n\n\n")
     body = ("@triton.jit\ndef k(x_ptr, w_ptr, S, B: tl.constexpr):\n    offs = tl.arange(0, B)\n"
@@ -333,6 +333,9 @@ def test_a_load_that_reaches_only_a_helpers_addend_is_not_pipelined():
             "    idx = offs[:, None] * B + offs[None, :]\n    for _ in range(S):\n"
             "        y = {call}\n        tl.store(x_ptr + idx, y)\n        idx += B * B\n")
     assert _facts(helpers + body.format(call="step(W, W, tl.load(x_ptr + idx))")).pipelined_loops == ()
+    recurrent = body.replace("        y = {call}\n        tl.store(x_ptr + idx, y)\n",
+                             "        h = step(h, W, tl.load(x_ptr + idx))\n        tl.store(x_ptr + idx, h)\n")
+    assert "h = step(h, W" in recurrent and _facts(helpers + recurrent).pipelined_loops == ()
     (loop,) = _facts(helpers + body.format(call="step(tl.load(x_ptr + idx), W, h)")).pipelined_loops
     assert loop.place.function == "k"
 
