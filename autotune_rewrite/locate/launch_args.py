@@ -23,6 +23,7 @@ from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
 )
+from autotune_rewrite.locate.wrapper_asserts import MAX_VALUES, stated_sets
 from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape
 from autotune_rewrite.model import ArgFact
 
@@ -45,9 +46,10 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 class ArgReader:
     """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
 
-    def __init__(self, wrapper: Wrapper, module_value=None):
+    def __init__(self, wrapper: Wrapper, module_value=None, stated=None):
         self.w = wrapper
         self.module_value = module_value  # name -> (known, value) for module-level constants
+        self.stated = stated or {}  # subject text -> StatedSet (``assert Lk in {64, 128}``)
         self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
 
     def fact(self, expr: cst.BaseExpression) -> ArgFact:
@@ -65,6 +67,15 @@ class ArgReader:
         if method is None:
             return _unknown(text)
         out = method(e, depth + 1)
+        pinned = self.stated.get(text) if isinstance(e, cst.Name) and e is not SHAPE_ITEM else None
+        if pinned is not None and not out.value_known and out.kind in ("int", "str", "unknown"):
+            # ``assert Lk in {64, 128}`` before the launch: one of those, each a spec (``check``
+            # sweeps the name, so that values computed from it stay consistent with each other).
+            kind = "str" if all(isinstance(v, str) for v in pinned.values) else "int"
+            if kind == "int" and not all(isinstance(v, int) for v in pinned.values):
+                return replace(out, text=text)
+            out = replace(out, kind=kind, options=pinned.values, upper=None, expr=text,
+                          stated=((text, pinned.values, f"`{pinned.statement}` (line {pinned.line})"),))
         return replace(out, text=text)
 
     def _f_Integer(self, e, d):
@@ -228,6 +239,9 @@ class ArgReader:
                 if all(f.value_known for f in facts):
                     return ArgFact(0, "", "int", value=(max if name == "max" else min)(vals), value_known=True,
                                    why=f"{name}(...)", assumption=_assumptions(facts))
+                mapped = _over_options(facts, max if name == "max" else min, f"{name}(...)")
+                if mapped is not None:
+                    return mapped
                 # A clamp bounds the value: ``min(128, x)`` is at most 128.
                 bounds = [_upper(f) for f in facts]
                 upper = (min(b for b in bounds if b is not None) if name == "min" and any(b is not None for b in bounds)
@@ -239,22 +253,21 @@ class ArgReader:
 
     def _int_call(self, name: str, e: cst.Call, d: int) -> ArgFact:
         facts = [self._fact(a.value, d) for a in e.args if a.keyword is None]
+        fns = _INT_FNS
         if facts and all(f.value_known and isinstance(f.value, (int, float)) and not isinstance(f.value, bool)
                          for f in facts):
-            import math
-
             vals = [f.value for f in facts]
-            fns = {"int": lambda v: int(v[0]), "len": None, "cdiv": lambda v: -(-v[0] // v[1]),
-                   "next_power_of_2": lambda v: 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length(),
-                   "ceil": lambda v: math.ceil(v[0]), "floor": lambda v: math.floor(v[0]),
-                   "round": lambda v: round(v[0])}
-            fn = fns.get(name)
+            fn = _INT_FNS.get(name)
             try:
                 if fn is not None:
                     return ArgFact(0, "", "int", value=int(fn(vals)), value_known=True, why=f"{name}(...)",
                                    assumption=_assumptions(facts))
             except (IndexError, ZeroDivisionError, ValueError, OverflowError):
                 pass
+        mapped = _over_options(facts, lambda vals: fns[name](vals) if name in fns else None, f"{name}(...)") \
+            if name in ("int", "cdiv", "next_power_of_2") else None
+        if mapped is not None:
+            return mapped
         if name == "next_power_of_2" and len(facts) == 1 and _upper(facts[0]) is not None:
             bound = _upper(facts[0])
             return ArgFact(0, "", "int", why=f"{name}(...)", upper=1 if bound <= 1 else 1 << (bound - 1).bit_length())
@@ -295,6 +308,9 @@ class ArgReader:
                 if isinstance(value, int):
                     return ArgFact(0, "", "int", value=value, value_known=True, why="arithmetic",
                                    assumption=_assumptions([left, right]))
+            mapped = _over_options([left, right], lambda v: _binop(e.operator, v[0], v[1]), "int arithmetic")
+            if mapped is not None:
+                return mapped
             return ArgFact(0, "", "int", why="int arithmetic")
         if kinds <= {"int", "float"}:
             return ArgFact(0, "", "float", why="float arithmetic")
@@ -357,7 +373,50 @@ class ArgReader:
         return _unknown("")
 
     def _f_IfExp(self, e, d):
+        # A test the wrapper decides (``m.numel() if m is not None else 0`` with ``m=None`` by
+        # default) picks its branch, resting on what the test rests on: the other parameters
+        # read from the same default see the same branch.
+        test = self._fact(e.test, d)
+        if test.kind == "bool" and test.value_known:
+            chosen = self._fact(e.body if test.value else e.orelse, d)
+            return replace(chosen, assumption=_assumptions([test, chosen]),
+                           why=f"`{self.w.code(e.test)}` is {test.value}" + (f" ({test.why})" if test.why else ""))
         return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
+
+
+def _next_pow2(v) -> int:
+    return 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length()
+
+
+_INT_FNS = {"int": lambda v: int(v[0]), "len": None, "cdiv": lambda v: -(-v[0] // v[1]),
+            "next_power_of_2": _next_pow2, "ceil": lambda v: __import__("math").ceil(v[0]),
+            "floor": lambda v: __import__("math").floor(v[0]), "round": lambda v: round(v[0])}
+
+
+def _over_options(facts: list[ArgFact], fn, why: str) -> ArgFact | None:
+    """An int computed from values the wrapper pins to a few (``next_power_of_2(Lk)`` after
+    ``assert Lk in {48, 64}``): one of the values it takes on them. None unless some input is
+    so pinned and every other one is known."""
+    if not any(f.stated for f in facts) or not all(
+            f.kind == "int" and (f.value_known or f.options) and not isinstance(f.value, bool) for f in facts):
+        return None
+    choices = [f.options if f.options else (f.value,) for f in facts]
+    import itertools
+
+    values = []
+    for combo in itertools.islice(itertools.product(*choices), 64):
+        try:
+            v = fn(list(combo))
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+        if not isinstance(v, int) or isinstance(v, bool):
+            return None
+        values.append(v)
+    values = list(dict.fromkeys(values))
+    if len(values) > MAX_VALUES:
+        return None
+    stated = tuple(dict.fromkeys(s for f in facts for s in f.stated))
+    return ArgFact(0, "", "int", options=tuple(values), why=why, stated=stated, assumption=_assumptions(facts))
 
 
 def _upper(f: ArgFact) -> int | None:
@@ -472,7 +531,8 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
 def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
     ``*args``/``**kwargs`` give none."""
-    reader = ArgReader(Wrapper(pm, fn), module_value)
+    wrapper = Wrapper(pm, fn)
+    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value))
     last = _last_strides(pm, call)
     out = []
     index = 0

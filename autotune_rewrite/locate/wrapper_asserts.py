@@ -1,0 +1,129 @@
+"""Finite sets of values the wrapper itself states before a launch.
+
+Serving wrappers often pin a shape-derived value to a few supported ones before they launch:
+``assert Lk in {16, 32, 64, 128}``, ``assert head_dim in (64, 128, 256), "..."``,
+``if D not in SUPPORTED_DIMS: raise ValueError(...)``. Past that statement the value is one of
+those: not known, but not a guess either. ``stated_sets`` reads them, so that a constexpr derived
+from such a value (``HEAD_DIM=Lk``, ``BLOCK_D=triton.next_power_of_2(Lk)``) can be one spec per
+value, each listed as an assumption that names the statement.
+
+Only statements at the function's top level that come before the launch count (one under an
+``if`` holds only in its branch), only for a subject the function does not bind again, and only
+for sets of int or str literals (or a module constant holding one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM
+
+MAX_VALUES = 8  # a longer list is not a handful of specs
+
+
+@dataclass(frozen=True)
+class StatedSet:
+    """A name (``Lk``, ``head_dim``) is one of ``values`` after ``line``."""
+
+    values: tuple
+    statement: str  # ``assert Lk in {16, 32, 64, 128}`` / ``if D not in SUPPORTED: raise`` (no message)
+    line: int
+
+
+def stated_sets(wrapper, before_line: int, module_value=None) -> dict[str, StatedSet]:
+    """Name -> the set the wrapper's top-level asserts / raises pin it to before ``before_line``."""
+    fn = wrapper.fn
+    if fn is None or not isinstance(fn.body, cst.IndentedBlock):
+        return {}
+    out: dict[str, StatedSet] = {}
+    for stmt in fn.body.body:
+        line = wrapper.pm.span(stmt).start_line
+        if line >= before_line:
+            break
+        for test, negated in _tests(stmt):
+            words = f"if {wrapper.code(test)}: raise" if negated else f"assert {wrapper.code(test)}"
+            for subject, values in _memberships(wrapper, test, negated, module_value):
+                if not _rebound(wrapper, subject, line):
+                    out[wrapper.code(subject)] = StatedSet(values, words, line)
+    return out
+
+
+def _tests(stmt: cst.CSTNode):
+    """(condition that holds afterwards, negated?) of ``assert c`` and ``if c: raise ...``."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assert):
+                yield small.test, False
+    elif isinstance(stmt, cst.If) and stmt.orelse is None and _only_raises(stmt.body):
+        yield stmt.test, True  # ``if D not in S: raise``: afterwards ``not (D not in S)``
+
+
+def _only_raises(body: cst.BaseSuite) -> bool:
+    stmts = getattr(body, "body", ())
+    return bool(stmts) and all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Raise) for x in s.body)
+                               for s in stmts)
+
+
+def _memberships(wrapper, test: cst.BaseExpression, negated: bool, module_value):
+    """``x in S`` conjuncts of a condition that holds (``negated``: of one whose negation holds,
+    so ``x not in S`` disjuncts)."""
+    if isinstance(test, cst.BooleanOperation):
+        # assert a and b: both hold; if a or b: raise -> afterwards neither a nor b.
+        if isinstance(test.operator, cst.Or if negated else cst.And):
+            yield from _memberships(wrapper, test.left, negated, module_value)
+            yield from _memberships(wrapper, test.right, negated, module_value)
+        return
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return
+    op = test.comparisons[0].operator
+    if not isinstance(op, cst.NotIn if negated else cst.In):
+        return
+    values = _literal_set(test.comparisons[0].comparator, module_value)
+    if values:
+        yield test.left, values
+
+
+def _literal_set(node: cst.BaseExpression, module_value) -> tuple | None:
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        values = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                return None
+            v = el.value
+            if isinstance(v, cst.Integer):
+                values.append(v.evaluated_value)
+            elif isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str):
+                values.append(v.evaluated_value)
+            else:
+                return None
+        return _handful(values)
+    if isinstance(node, cst.Name) and module_value is not None:
+        known, value = module_value(node.value)
+        if known and isinstance(value, (tuple, list, set, frozenset)) and all(
+                isinstance(v, (int, str)) and not isinstance(v, bool) for v in value):
+            return _handful(sorted(value, key=repr) if isinstance(value, (set, frozenset)) else list(value))
+    return None
+
+
+def _handful(values: list) -> tuple | None:
+    values = list(dict.fromkeys(values))
+    return tuple(values) if 0 < len(values) <= MAX_VALUES else None
+
+
+def _rebound(wrapper, subject: cst.BaseExpression, line: int) -> bool:
+    """Only a plain name that the function binds once, before the check (``Lk = q.shape[-1]``),
+    or a parameter it never binds: one bound again may hold another value at the launch."""
+    if not isinstance(subject, cst.Name):
+        return True
+    bindings = wrapper.assigned.get(subject.value, ())
+    if subject.value in wrapper.params:
+        return bool(bindings)
+    if len(bindings) != 1 or bindings[0] is None:
+        return True
+    value = bindings[0]
+    return value is not SHAPE_ITEM and wrapper.pm.span(value).start_line >= line
+
+
+__all__ = ["MAX_VALUES", "StatedSet", "stated_sets"]
