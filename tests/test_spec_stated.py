@@ -138,3 +138,16 @@ def test_check_compiles_each_allowed_value_and_lists_the_assert(tmp_path):
     for k in kernels:
         (a,) = [a for a in k["assumptions"] if a["parameter"] == "HEAD_DIM"]
         assert "assert Lk in {48, 64, 128}" in a["source"]
+
+
+def test_the_kernels_own_static_assert_pins_a_constexpr_nothing_gives(tmp_path):
+    kernel = KERNEL.replace("    pid = tl.program_id(0)\n",
+                            "    tl.static_assert(BLOCK_D == 64 or BLOCK_D == 128, 'head dim')\n"
+                            "    pid = tl.program_id(0)\n", 1)
+    wrapper = WRAPPER.replace('    assert Lk in {48, 64, 128}, "unsupported head dim"\n', "") \
+                     .replace("BLOCK_D=triton.next_power_of_2(Lk)", "BLOCK_D=pick(Lk)")
+    res = _resolve(_pkg(tmp_path, wrapper, kernel))
+    assert not res.missing
+    assert [dict(s.constexprs)["BLOCK_D"] for s in res.specs] == [64, 128]
+    (why,) = [a.source for a in res.specs[0].assumptions if a.parameter == "BLOCK_D"]
+    assert "`tl.static_assert(BLOCK_D == 64 or BLOCK_D == 128)`" in why

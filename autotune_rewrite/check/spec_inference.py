@@ -145,6 +145,7 @@ class Context:
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
     modes: Mapping[str, tuple] = field(default_factory=dict)  # compared only with literals: their values
     flag_rules: tuple[str, ...] = ()  # the kernel's static_asserts over flags alone
+    required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
 
 
 def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamSpec | None:
@@ -270,6 +271,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         resolved = spec if set_elsewhere else general(ctx, p, spec)
         if resolved is None and p.name in ctx.flags and not ctx.exact:
             resolved = _feature_on(p, _ON)
+        if resolved is None and p.is_constexpr and p.name in ctx.required:
+            values, test = ctx.required[p.name]
+            draft.options[p.name] = values
+            draft.option_why[p.name] = (f"{p.name} in {{{', '.join(map(repr, values))}}}: the only values the kernel's "
+                                        f"`tl.static_assert({test})` compiles; one spec per value")
+            continue
         if resolved is None and ctx.modes.get(p.name) and not ctx.exact:
             resolved = _mode_with_most_code(p, ctx.modes[p.name])
         if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
