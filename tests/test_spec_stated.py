@@ -151,3 +151,16 @@ def test_the_kernels_own_static_assert_pins_a_constexpr_nothing_gives(tmp_path):
     assert [dict(s.constexprs)["BLOCK_D"] for s in res.specs] == [64, 128]
     (why,) = [a.source for a in res.specs[0].assumptions if a.parameter == "BLOCK_D"]
     assert "`tl.static_assert(BLOCK_D == 64 or BLOCK_D == 128)`" in why
+
+
+def test_an_asserted_upper_bound_is_the_largest_value_a_tile_from_it_takes(tmp_path):
+    for label, check in {"assert": "    assert Lk <= 96, 'head dim'\n",
+                         "raise": "    if Lk > 96:\n        raise ValueError(Lk)\n"}.items():
+        wrapper = WRAPPER.replace('    assert Lk in {48, 64, 128}, "unsupported head dim"\n', check)
+        res = _resolve(_pkg(tmp_path / label, wrapper))
+        assert not res.missing, label
+        # HEAD_DIM only masks (arithmetic): assumed large; BLOCK_D = next_power_of_2(Lk) <= 128.
+        (spec,) = res.specs
+        assert dict(spec.constexprs)["BLOCK_D"] == 128, label
+        (why,) = [a.source for a in spec.assumptions if a.parameter == "BLOCK_D"]
+        assert "the largest value the code allows" in why

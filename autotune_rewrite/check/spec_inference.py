@@ -178,7 +178,8 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
         if constexpr:
             if not fact.value_known and fact.kind == "int" and fact.upper is not None and not ctx.exact:
                 return ParamSpec("constexpr", fact.upper, source="launch", assumption=Assumption(
-                    p.name, str(fact.upper), f"the largest value the code allows ({said}): the most shared memory"))
+                    p.name, str(fact.upper), f"the largest value the code allows ({said}"
+                    + (f", {fact.why}" if fact.why.startswith("at most") else "") + "): the most shared memory"))
             if not fact.value_known:
                 return None
             return ParamSpec("constexpr", fact.value, assumption=assumed(repr(fact.value)), source="launch")

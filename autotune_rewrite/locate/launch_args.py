@@ -68,6 +68,11 @@ class ArgReader:
             return _unknown(text)
         out = method(e, depth + 1)
         pinned = self.stated.get(text) if isinstance(e, cst.Name) and e is not SHAPE_ITEM else None
+        if pinned is not None and not pinned.values and not out.value_known and out.kind in ("int", "unknown"):
+            # ``assert K <= 256`` before the launch: bounded, as ``min(K, 256)`` would be.
+            upper = pinned.upper if out.upper is None else min(out.upper, pinned.upper)
+            return replace(out, kind="int", upper=upper, text=text,
+                           why=f"at most {upper} by `{pinned.statement}` (line {pinned.line})")
         if pinned is not None and not out.value_known and out.kind in ("int", "str", "unknown"):
             # ``assert Lk in {64, 128}`` before the launch: one of those, each a spec (``check``
             # sweeps the name, so that values computed from it stay consistent with each other).

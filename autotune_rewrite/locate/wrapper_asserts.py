@@ -1,4 +1,4 @@
-"""Finite sets of values the wrapper itself states before a launch.
+"""Finite sets of values, and upper bounds, the wrapper itself states before a launch.
 
 Serving wrappers often pin a shape-derived value to a few supported ones before they launch:
 ``assert Lk in {16, 32, 64, 128}``, ``assert head_dim in (64, 128, 256), "..."``,
@@ -9,7 +9,9 @@ value, each listed as an assumption that names the statement.
 
 Only statements at the function's top level that come before the launch count (one under an
 ``if`` holds only in its branch), only for a subject the function does not bind again, and only
-for sets of int or str literals (or a module constant holding one).
+for sets of int or str literals (or a module constant holding one). A bound
+(``assert K <= 256, "head dim"``, ``if D > MAX_D: raise``) is an upper bound: a tile computed
+from it is assumed at its largest, as one clamped by ``min(..., 256)`` is.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ MAX_VALUES = 8  # a longer list is not a handful of specs
 class StatedSet:
     """A name (``Lk``, ``head_dim``) is one of ``values`` after ``line``."""
 
-    values: tuple
+    values: tuple  # empty when only bounded
     statement: str  # ``assert Lk in {16, 32, 64, 128}`` / ``if D not in SUPPORTED: raise`` (no message)
     line: int
+    upper: int | None = None  # ``assert K <= 256``: at most this (a tile from it is assumed at its largest)
 
 
 def stated_sets(wrapper, before_line: int, module_value=None) -> dict[str, StatedSet]:
@@ -44,9 +47,11 @@ def stated_sets(wrapper, before_line: int, module_value=None) -> dict[str, State
             break
         for test, negated in _tests(stmt):
             words = f"if {wrapper.code(test)}: raise" if negated else f"assert {wrapper.code(test)}"
-            for subject, values in _memberships(wrapper, test, negated, module_value):
-                if not _rebound(wrapper, subject, line):
-                    out[wrapper.code(subject)] = StatedSet(values, words, line)
+            for subject, values, upper in _memberships(wrapper, test, negated, module_value):
+                name = wrapper.code(subject)
+                if _rebound(wrapper, subject, line) or (not values and out.get(name, StatedSet((), "", 0)).values):
+                    continue  # a set says more than a bound
+                out[name] = StatedSet(values, words, line, upper)
     return out
 
 
@@ -67,8 +72,8 @@ def _only_raises(body: cst.BaseSuite) -> bool:
 
 
 def _memberships(wrapper, test: cst.BaseExpression, negated: bool, module_value):
-    """``x in S`` conjuncts of a condition that holds (``negated``: of one whose negation holds,
-    so ``x not in S`` disjuncts)."""
+    """(name, set, upper bound) of the ``x in S`` / ``x <= n`` conjuncts of a condition that holds
+    (``negated``: of one whose negation holds, so ``x not in S`` / ``x > n`` disjuncts)."""
     if isinstance(test, cst.BooleanOperation):
         # assert a and b: both hold; if a or b: raise -> afterwards neither a nor b.
         if isinstance(test.operator, cst.Or if negated else cst.And):
@@ -78,11 +83,48 @@ def _memberships(wrapper, test: cst.BaseExpression, negated: bool, module_value)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return
     op = test.comparisons[0].operator
-    if not isinstance(op, cst.NotIn if negated else cst.In):
+    right = test.comparisons[0].comparator
+    if isinstance(op, cst.NotIn if negated else cst.In):
+        values = _literal_set(right, module_value)
+        if values:
+            yield test.left, values, None
         return
-    values = _literal_set(test.comparisons[0].comparator, module_value)
-    if values:
-        yield test.left, values
+    bound = _upper_bound(test.left, op, right, negated, module_value)
+    if bound is not None:
+        yield bound[0], (), bound[1]
+
+
+# ``x OP n`` that holds -> x <= n + shift (for ``n OP x`` the mirrored operator)
+_AT_MOST = {cst.LessThanEqual: 0, cst.LessThan: -1}
+_MIRROR = {cst.GreaterThanEqual: cst.LessThanEqual, cst.GreaterThan: cst.LessThan,
+           cst.LessThanEqual: cst.GreaterThanEqual, cst.LessThan: cst.GreaterThan}
+_NEGATE = {cst.GreaterThan: cst.LessThanEqual, cst.GreaterThanEqual: cst.LessThan,
+           cst.LessThan: cst.GreaterThanEqual, cst.LessThanEqual: cst.GreaterThan}
+
+
+def _upper_bound(left, op, right, negated: bool, module_value) -> tuple[cst.Name, int] | None:
+    """``assert K <= 256`` / ``assert 256 > K`` / ``if K > 256: raise`` -> (K, 256 or 255)."""
+    kind = type(op)
+    if kind not in _NEGATE:
+        return None
+    if negated:
+        kind = _NEGATE[kind]
+    if not isinstance(left, cst.Name):
+        left, right, kind = right, left, _MIRROR[kind]
+    n = _int_of(right, module_value)
+    if not isinstance(left, cst.Name) or n is None or kind not in _AT_MOST:
+        return None
+    return left, n + _AT_MOST[kind]
+
+
+def _int_of(node, module_value) -> int | None:
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    if isinstance(node, cst.Name) and module_value is not None:
+        known, value = module_value(node.value)
+        if known and isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _literal_set(node: cst.BaseExpression, module_value) -> tuple | None:
