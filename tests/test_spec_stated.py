@@ -164,3 +164,15 @@ def test_an_asserted_upper_bound_is_the_largest_value_a_tile_from_it_takes(tmp_p
         assert dict(spec.constexprs)["BLOCK_D"] == 128, label
         (why,) = [a.source for a in spec.assumptions if a.parameter == "BLOCK_D"]
         assert "the largest value the code allows" in why
+
+
+def test_a_comparison_of_known_values_is_known(tmp_path):
+    kernel = KERNEL.replace("BLOCK_D: tl.constexpr,", "BLOCK_D: tl.constexpr, M_MAJOR: tl.constexpr,") \
+                   .replace("    acc = tl.dot", "    if M_MAJOR:\n        q = q * 2\n    acc = tl.dot")
+    wrapper = WRAPPER.replace("def attention(q: torch.Tensor):",
+                              "def attention(q: torch.Tensor, sizes=None, k_major: bool = True):") \
+                     .replace("BLOCK_D=triton", "M_MAJOR=sizes is not None or k_major is False, BLOCK_D=triton")
+    res = _resolve(_pkg(tmp_path, wrapper, kernel))
+    assert {dict(s.constexprs)["M_MAJOR"] for s in res.specs} == {False}  # both defaults: not a flag to assume on
+    (why,) = {a.source for s in res.specs for a in s.assumptions if a.parameter == "M_MAJOR"}
+    assert "sizes at its default None" in why and "k_major at its default True" in why

@@ -23,7 +23,7 @@ from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
 )
-from autotune_rewrite.locate.wrapper_asserts import MAX_VALUES, stated_sets
+from autotune_rewrite.locate.wrapper_asserts import OPTION_CALLS, over_options, pin, stated_sets
 from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape
 from autotune_rewrite.model import ArgFact
 
@@ -67,20 +67,8 @@ class ArgReader:
         if method is None:
             return _unknown(text)
         out = method(e, depth + 1)
-        pinned = self.stated.get(text) if isinstance(e, cst.Name) and e is not SHAPE_ITEM else None
-        if pinned is not None and not pinned.values and not out.value_known and out.kind in ("int", "unknown"):
-            # ``assert K <= 256`` before the launch: bounded, as ``min(K, 256)`` would be.
-            upper = pinned.upper if out.upper is None else min(out.upper, pinned.upper)
-            return replace(out, kind="int", upper=upper, text=text,
-                           why=f"at most {upper} by `{pinned.statement}` (line {pinned.line})")
-        if pinned is not None and not out.value_known and out.kind in ("int", "str", "unknown"):
-            # ``assert Lk in {64, 128}`` before the launch: one of those, each a spec (``check``
-            # sweeps the name, so that values computed from it stay consistent with each other).
-            kind = "str" if all(isinstance(v, str) for v in pinned.values) else "int"
-            if kind == "int" and not all(isinstance(v, int) for v in pinned.values):
-                return replace(out, text=text)
-            out = replace(out, kind=kind, options=pinned.values, upper=None, expr=text,
-                          stated=((text, pinned.values, f"`{pinned.statement}` (line {pinned.line})"),))
+        if isinstance(e, cst.Name) and e is not SHAPE_ITEM and text in self.stated:
+            out = pin(out, text, self.stated[text])  # ``assert Lk in {64, 128}`` / ``assert K <= 256``
         return replace(out, text=text)
 
     def _f_Integer(self, e, d):
@@ -244,7 +232,7 @@ class ArgReader:
                 if all(f.value_known for f in facts):
                     return ArgFact(0, "", "int", value=(max if name == "max" else min)(vals), value_known=True,
                                    why=f"{name}(...)", assumption=_assumptions(facts))
-                mapped = _over_options(facts, max if name == "max" else min, f"{name}(...)")
+                mapped = over_options(facts, max if name == "max" else min, f"{name}(...)")
                 if mapped is not None:
                     return mapped
                 # A clamp bounds the value: ``min(128, x)`` is at most 128.
@@ -258,19 +246,23 @@ class ArgReader:
 
     def _int_call(self, name: str, e: cst.Call, d: int) -> ArgFact:
         facts = [self._fact(a.value, d) for a in e.args if a.keyword is None]
-        fns = _INT_FNS
         if facts and all(f.value_known and isinstance(f.value, (int, float)) and not isinstance(f.value, bool)
                          for f in facts):
+            import math
+
             vals = [f.value for f in facts]
-            fn = _INT_FNS.get(name)
+            fns = {"int": lambda v: int(v[0]), "len": None, "cdiv": lambda v: -(-v[0] // v[1]),
+                   "next_power_of_2": lambda v: 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length(),
+                   "ceil": lambda v: math.ceil(v[0]), "floor": lambda v: math.floor(v[0]),
+                   "round": lambda v: round(v[0])}
+            fn = fns.get(name)
             try:
                 if fn is not None:
                     return ArgFact(0, "", "int", value=int(fn(vals)), value_known=True, why=f"{name}(...)",
                                    assumption=_assumptions(facts))
             except (IndexError, ZeroDivisionError, ValueError, OverflowError):
                 pass
-        mapped = _over_options(facts, lambda vals: fns[name](vals) if name in fns else None, f"{name}(...)") \
-            if name in ("int", "cdiv", "next_power_of_2") else None
+        mapped = over_options(facts, OPTION_CALLS[name], f"{name}(...)") if name in OPTION_CALLS else None
         if mapped is not None:
             return mapped
         if name == "next_power_of_2" and len(facts) == 1 and _upper(facts[0]) is not None:
@@ -313,7 +305,7 @@ class ArgReader:
                 if isinstance(value, int):
                     return ArgFact(0, "", "int", value=value, value_known=True, why="arithmetic",
                                    assumption=_assumptions([left, right]))
-            mapped = _over_options([left, right], lambda v: _binop(e.operator, v[0], v[1]), "int arithmetic")
+            mapped = over_options([left, right], lambda v: _binop(e.operator, v[0], v[1]), "int arithmetic")
             if mapped is not None:
                 return mapped
             return ArgFact(0, "", "int", why="int arithmetic")
@@ -354,7 +346,31 @@ class ArgReader:
             guard = self._int64_guard(e.left, e.comparisons[0].operator, e.comparisons[0].comparator, d)
             if guard is not None:
                 return guard
+        if len(e.comparisons) == 1:
+            known = self._known_comparison(e.left, e.comparisons[0].operator, e.comparisons[0].comparator, d)
+            if known is not None:
+                return known
         return ArgFact(0, "", "bool", why="a comparison")
+
+    def _known_comparison(self, left, op, right, d) -> ArgFact | None:
+        """``k_major is False`` with ``k_major: bool = True`` by default, ``MODE == 2`` with
+        ``MODE = 2``: both sides known, so is the result (resting on what they rest on)."""
+        import operator as o
+
+        table = {cst.Equal: o.eq, cst.NotEqual: o.ne, cst.Is: o.is_, cst.IsNot: o.is_not, cst.LessThan: o.lt,
+                 cst.LessThanEqual: o.le, cst.GreaterThan: o.gt, cst.GreaterThanEqual: o.ge}
+        fn = table.get(type(op))
+        a, b = self._fact(left, d), self._fact(right, d)
+        if fn is None or not (a.value_known and b.value_known) or "dtype" in (a.kind, b.kind):
+            return None
+        if isinstance(op, (cst.Is, cst.IsNot)) and not all(v is None or isinstance(v, bool) for v in (a.value, b.value)):
+            return None  # ``is`` on ints or strings is identity, not a value
+        try:
+            value = bool(fn(a.value, b.value))
+        except TypeError:
+            return None
+        return ArgFact(0, "", "bool", value=value, value_known=True, why="a comparison of known values",
+                       assumption=_assumptions([a, b]))
 
     def _int64_guard(self, left, op, right, d) -> ArgFact | None:
         """``x.numel() > 2**31 - 1``: a switch to 64-bit indexing, off at serving sizes. (Left
@@ -387,41 +403,6 @@ class ArgReader:
             return replace(chosen, assumption=_assumptions([test, chosen]),
                            why=f"`{self.w.code(e.test)}` is {test.value}" + (f" ({test.why})" if test.why else ""))
         return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
-
-
-def _next_pow2(v) -> int:
-    return 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length()
-
-
-_INT_FNS = {"int": lambda v: int(v[0]), "len": None, "cdiv": lambda v: -(-v[0] // v[1]),
-            "next_power_of_2": _next_pow2, "ceil": lambda v: __import__("math").ceil(v[0]),
-            "floor": lambda v: __import__("math").floor(v[0]), "round": lambda v: round(v[0])}
-
-
-def _over_options(facts: list[ArgFact], fn, why: str) -> ArgFact | None:
-    """An int computed from values the wrapper pins to a few (``next_power_of_2(Lk)`` after
-    ``assert Lk in {48, 64}``): one of the values it takes on them. None unless some input is
-    so pinned and every other one is known."""
-    if not any(f.stated for f in facts) or not all(
-            f.kind == "int" and (f.value_known or f.options) and not isinstance(f.value, bool) for f in facts):
-        return None
-    choices = [f.options if f.options else (f.value,) for f in facts]
-    import itertools
-
-    values = []
-    for combo in itertools.islice(itertools.product(*choices), 64):
-        try:
-            v = fn(list(combo))
-        except (ArithmeticError, TypeError, ValueError):
-            return None
-        if not isinstance(v, int) or isinstance(v, bool):
-            return None
-        values.append(v)
-    values = list(dict.fromkeys(values))
-    if len(values) > MAX_VALUES:
-        return None
-    stated = tuple(dict.fromkeys(s for f in facts for s in f.stated))
-    return ArgFact(0, "", "int", options=tuple(values), why=why, stated=stated, assumption=_assumptions(facts))
 
 
 def _upper(f: ArgFact) -> int | None:

@@ -16,11 +16,13 @@ from it is assumed at its largest, as one clamped by ``min(..., 256)`` is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM
+from autotune_rewrite.model import ArgFact
 
 MAX_VALUES = 8  # a longer list is not a handful of specs
 
@@ -168,4 +170,51 @@ def _rebound(wrapper, subject: cst.BaseExpression, line: int) -> bool:
     return value is not SHAPE_ITEM and wrapper.pm.span(value).start_line >= line
 
 
-__all__ = ["MAX_VALUES", "StatedSet", "stated_sets"]
+def pin(fact: ArgFact, name: str, pinned: StatedSet) -> ArgFact:
+    """``name``'s fact as the check before the launch leaves it: a value of the set (``check``
+    sweeps the name, so that every value computed from it stays consistent with the others),
+    or bounded by ``upper`` as ``min(name, upper)`` would be."""
+    if fact.value_known:
+        return fact
+    words = f"`{pinned.statement}` (line {pinned.line})"
+    if not pinned.values:
+        if fact.kind not in ("int", "unknown"):
+            return fact
+        upper = pinned.upper if fact.upper is None else min(fact.upper, pinned.upper)
+        return replace(fact, kind="int", upper=upper, why=f"at most {upper} by {words}")
+    kind = "str" if all(isinstance(v, str) for v in pinned.values) else "int"
+    if fact.kind not in ("int", "str", "unknown") or kind == "int" and not all(isinstance(v, int) for v in pinned.values):
+        return fact
+    return replace(fact, kind=kind, options=pinned.values, upper=None, expr=name, stated=((name, pinned.values, words),))
+
+
+# Int calls an option maps through (``BLOCK_D = triton.next_power_of_2(Lk)``).
+OPTION_CALLS = {"int": lambda v: int(v[0]), "cdiv": lambda v: -(-v[0] // v[1]),
+                "next_power_of_2": lambda v: 1 if v[0] <= 1 else 1 << (int(v[0]) - 1).bit_length()}
+
+
+def over_options(facts: list[ArgFact], fn, why: str) -> ArgFact | None:
+    """An int computed from values the wrapper pins to a few (``next_power_of_2(Lk)`` after
+    ``assert Lk in {48, 64}``): one of the values it takes on them. None unless some input is
+    so pinned and every other one is known."""
+    if not any(f.stated for f in facts) or not all(
+            f.kind == "int" and (f.value_known or f.options) and not isinstance(f.value, bool) for f in facts):
+        return None
+    values = []
+    for combo in itertools.islice(itertools.product(*(f.options or (f.value,) for f in facts)), 64):
+        try:
+            v = fn(list(combo))
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+        if not isinstance(v, int) or isinstance(v, bool):
+            return None
+        values.append(v)
+    values = list(dict.fromkeys(values))
+    if len(values) > MAX_VALUES:
+        return None
+    stated = tuple(dict.fromkeys(s for f in facts for s in f.stated))
+    assumption = "; ".join(dict.fromkeys(f.assumption for f in facts if f.assumption))
+    return ArgFact(0, "", "int", options=tuple(values), why=why, stated=stated, assumption=assumption)
+
+
+__all__ = ["MAX_VALUES", "OPTION_CALLS", "StatedSet", "over_options", "pin", "stated_sets"]
