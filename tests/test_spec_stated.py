@@ -176,3 +176,14 @@ def test_a_comparison_of_known_values_is_known(tmp_path):
     assert {dict(s.constexprs)["M_MAJOR"] for s in res.specs} == {False}  # both defaults: not a flag to assume on
     (why,) = {a.source for s in res.specs for a in s.assumptions if a.parameter == "M_MAJOR"}
     assert "sizes at its default None" in why and "k_major at its default True" in why
+
+
+def test_keywords_passed_through_a_dict_the_wrapper_spells_out_are_read(tmp_path):
+    spelled = WRAPPER.replace(
+        "head_kernel[(triton.cdiv(n, 64),)](q, out, n, q.stride(0), HEAD_DIM=Lk, BLOCK_D=triton.next_power_of_2(Lk))",
+        "meta = {'HEAD_DIM': Lk, 'BLOCK_D': triton.next_power_of_2(Lk)}\n"
+        "    head_kernel[(triton.cdiv(n, 64),)](q, out, n, q.stride(0), **meta)")
+    assert _values(_resolve(_pkg(tmp_path / "dict", spelled))) == [(48, 64), (64, 64), (128, 128)]
+    changed = spelled.replace("    head_kernel[", "    meta['BLOCK_D'] = 256\n    head_kernel[")
+    res = _resolve(_pkg(tmp_path / "changed", changed))  # a dict it changes: not read
+    assert any("BLOCK_D" in names for _, names in res.missing)

@@ -24,7 +24,7 @@ from autotune_rewrite.locate.torch_names import (
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
 )
 from autotune_rewrite.locate.wrapper_asserts import OPTION_CALLS, over_options, pin, stated_sets
-from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape
+from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape, spelled_kwargs
 from autotune_rewrite.model import ArgFact
 
 _MAX_DEPTH = 12
@@ -516,14 +516,16 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
 
 def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
-    ``*args``/``**kwargs`` give none."""
+    ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)."""
     wrapper = Wrapper(pm, fn)
     reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value))
     last = _last_strides(pm, call)
     out = []
     index = 0
     after_star = False
-    for a in call.args:
+    spelled = [cst.Arg(v, keyword=cst.Name(k)) for a in call.args if a.star == "**"
+               for k, v in spelled_kwargs(wrapper, a.value)]
+    for a in [*call.args, *spelled]:
         if a.star:
             after_star = after_star or a.star == "*"  # positions after ``*args`` are not known
             continue
