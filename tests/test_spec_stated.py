@@ -123,6 +123,12 @@ def test_a_conditional_the_wrapper_decides_takes_its_branch(tmp_path):
     assert {dict(s.constexprs)["G"] for s in res.specs} == {0}
     (why,) = [a.source for a in res.specs[0].assumptions if a.parameter == "G"]
     assert "the caller leaves sizes at its default None" in why
+    # Between a tensor and None the default decides nothing: `sizes` itself is typed present.
+    kernel = KERNEL.replace("o_ptr, n,", "o_ptr, idx_ptr, n,")
+    wrapper = WRAPPER.replace("def attention(q: torch.Tensor):", "def attention(q: torch.Tensor, sizes=None):") \
+                     .replace("(q, out, n,", "(q, out, sizes.cumsum(0) if sizes is not None else None, n,")
+    (spec, *_) = _resolve(_pkg(tmp_path / "tensor", wrapper, kernel)).specs
+    assert dict(spec.types)["idx_ptr"].startswith("*")
 
 
 def test_check_compiles_each_allowed_value_and_lists_the_assert(tmp_path):

@@ -395,14 +395,17 @@ class ArgReader:
 
     def _f_IfExp(self, e, d):
         # A test the wrapper decides (``m.numel() if m is not None else 0`` with ``m=None`` by
-        # default) picks its branch, resting on what the test rests on: the other parameters
-        # read from the same default see the same branch.
+        # default) picks between two values of one kind, resting on what the test rests on. Not
+        # between a tensor and None (``idx if cu_seqlens is not None else None``): the tensor
+        # passed beside it is typed present, so a None here would contradict the spec.
+        body, orelse = self._fact(e.body, d), self._fact(e.orelse, d)
         test = self._fact(e.test, d)
-        if test.kind == "bool" and test.value_known:
-            chosen = self._fact(e.body if test.value else e.orelse, d)
+        if test.kind == "bool" and test.value_known and body.kind == orelse.kind and body.kind in ("int", "float",
+                                                                                                   "bool", "str"):
+            chosen = body if test.value else orelse
             return replace(chosen, assumption=_assumptions([test, chosen]),
                            why=f"`{self.w.code(e.test)}` is {test.value}" + (f" ({test.why})" if test.why else ""))
-        return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
+        return _join([body, orelse], "")
 
 
 def _upper(f: ArgFact) -> int | None:
