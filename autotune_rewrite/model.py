@@ -131,6 +131,9 @@ class ArgFact:
     options: tuple[Any, ...] = ()  # value unknown, but one of these (the branches of ``a if c else b``)
     upper: int | None = None  # an int of unknown value that the code bounds (``min(128, x)``)
     expr: str = ""  # value unknown: the expression it comes from (``128 if K == 96 else K``)
+    # Names the value is computed from that the wrapper pins to a few values before the launch:
+    # (name, its values, the statement in words), e.g. ("Lk", (64, 128), "`assert Lk in {64, 128}` (line 12)").
+    stated: tuple[tuple[str, tuple[Any, ...], str], ...] = ()
 
 
 @dataclass(frozen=True)

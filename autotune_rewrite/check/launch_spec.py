@@ -31,7 +31,9 @@ from typing import Any
 
 from autotune_rewrite.check import spec_cases as cases
 from autotune_rewrite.check import spec_inference as inf
-from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of
+from autotune_rewrite.check.param_uses import (
+    arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values,
+)
 from autotune_rewrite.check.pointer_params import (
     address_table_params, descriptor_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
     pointer_params,
@@ -114,7 +116,8 @@ def resolve_specs(
                       flags=frozenset(flags := flags_of(kernel_source, site.kernel, constexprs)),
                       flag_rules=flag_rules(kernel_source, site.kernel, flags),
                       dtypes=frozenset(dtypes_of(kernel_source, site.kernel, constexprs)),
-                      modes=modes_of(kernel_source, site.kernel, constexprs))
+                      modes=modes_of(kernel_source, site.kernel, constexprs),
+                      required=required_values(kernel_source, site.kernel, constexprs))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     drafts: list[inf.Draft] = []
     sources: list[str] = []
@@ -138,7 +141,7 @@ def resolve_specs(
             sources.append("launches")
         else:
             per_launch = [inf.one_draft(ctx, "default", {}, {}, None)]
-        drafts = [b for d in per_launch for b in cases.branches(ctx, d)]
+        drafts = [b for d in per_launch for s in cases.stated(ctx, d) for b in cases.branches(ctx, s)]
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
     for d in drafts:

@@ -174,6 +174,42 @@ def flag_rules(kernel_source: str | None, kernel: str, flags: set[str]) -> tuple
     return tuple(out)
 
 
+def required_values(kernel_source: str | None, kernel: str, names: set[str]) -> dict[str, tuple[tuple, str]]:
+    """Those of ``names`` that a ``tl.static_assert`` at the kernel's top level pins to a few
+    literals (``tl.static_assert(D == 64 or D == 128)``): name -> (values, the condition's text).
+    Any other value fails to compile, so these are the only specs there can be."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None or not names:
+        return {}
+    out: dict[str, tuple[tuple, str]] = {}
+    for stmt in fn.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and _call_name(call) == "static_assert" and call.args):
+            continue
+        test = call.args[0]
+        terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        found = [_equals_literal(t) for t in terms]
+        subjects = {f[0] for f in found if f is not None}
+        if None in found or len(subjects) != 1 or not subjects <= names:
+            continue
+        (name,) = subjects
+        out[name] = (tuple(dict.fromkeys(v for _, v in found)), ast.unparse(test))
+    return out
+
+
+def _equals_literal(node: ast.AST) -> tuple[str, int | str] | None:
+    """``D == 64`` (or ``64 == D``) -> ("D", 64)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(right, ast.Name):
+        left, right = right, left
+    if isinstance(left, ast.Name) and isinstance(right, ast.Constant) and isinstance(right.value, (int, str)) \
+            and not isinstance(right.value, bool):
+        return left.id, right.value
+    return None
+
+
 def rule_holds(rule: str, values: dict[str, bool]) -> bool:
     """``rule`` (from ``flag_rules``: only and/or/not over names and constants) on these values."""
     return bool(eval(compile(ast.parse(rule, mode="eval"), "<rule>", "eval"), {"__builtins__": {}}, values))
@@ -290,4 +326,4 @@ def _parents(fn: ast.AST) -> dict[int, ast.AST]:
     return parents
 
 
-__all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "rule_holds"]
+__all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "required_values", "rule_holds"]

@@ -4,12 +4,16 @@
   values is one spec per combination (at most ``MAX_SWEEP``);
 - ``branches``: a constexpr the launch gives as ``a if c else b``, or a flag nothing sets, is
   one spec per value;
+- ``stated``: a name the wrapper pins to a few values (``assert Lk in {64, 128}``) is one spec
+  per value, every parameter computed from it evaluated on that value;
 - ``heuristic_values``: each ``@triton.heuristics`` value per config, evaluated on the spec.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,6 +31,56 @@ def branches(ctx: Context, draft: Draft) -> list[Draft]:
     if not draft.options:
         return [draft]
     return sweep(ctx, draft, draft.options, draft.option_why.get, fill=set(draft.options))
+
+
+def stated(ctx: Context, draft: Draft) -> list[Draft]:
+    """One spec per value of the names the wrapper pins before the launch (``assert Lk in {64,
+    128}``, ``if D not in SUPPORTED: raise``), each parameter computed from them
+    (``HEAD_DIM=Lk``, ``BLOCK_D=triton.next_power_of_2(Lk)``) evaluated on the same value and
+    listed with the statement it rests on. More than ``MAX_SWEEP`` combinations: those
+    parameters stay missing, saying so."""
+    if not draft.stated_exprs:
+        return [draft]
+    from autotune_rewrite.evaluate import Known, evaluate_text, free_names
+
+    keys = list(draft.stated)
+    sizes = [len(draft.stated[k][0]) for k in keys]
+    plain = dataclasses.replace(draft, stated={}, stated_exprs={})
+    if math.prod(sizes) > MAX_SWEEP:
+        plain = _copy(plain, draft.name)
+        for n, text in draft.stated_exprs.items():
+            plain.lacking.append(n)
+            plain.why[n] = (f"`{text}` at {draft.stated_where}, over more than {MAX_SWEEP} combinations of "
+                            + ", ".join(f"{k} in {_set(draft.stated[k][0])}" for k in keys))
+        return [plain]
+    out = []
+    for combo in itertools.product(*(draft.stated[k][0] for k in keys)):
+        env = dict(zip(keys, combo))
+        new = _copy(plain, " ".join([draft.name, *(f"{k}={v}" for k, v in env.items() if len(draft.stated[k][0]) > 1)]))
+        for n, text in draft.stated_exprs.items():
+            used = sorted(free_names(text))
+            result = evaluate_text(text, {k: env[k] for k in used})
+            value = result.value if isinstance(result, Known) else None
+            if value is None or isinstance(value, bool) or not isinstance(value, (int, str)):
+                new.lacking.append(n)
+                new.why[n] = f"`{text}` at {draft.stated_where} does not evaluate statically"
+                continue
+            said = "; ".join(f"{k} = {env[k]!r}, one of {_set(draft.stated[k][0])} by the wrapper's {draft.stated[k][1]}"
+                             for k in used)
+            a = Assumption(n, repr(value), f"`{text}` at {draft.stated_where} with {said}: one spec per value")
+            new.params[n] = ParamSpec("constexpr", value, assumption=a, source="launch")
+        out.append(new)
+    return out
+
+
+def _set(values: tuple) -> str:
+    return "{" + ", ".join(map(repr, values)) + "}"
+
+
+def _copy(draft: Draft, name: str) -> Draft:
+    return dataclasses.replace(draft, name=name, params=dict(draft.params), lacking=list(draft.lacking),
+                               why=dict(draft.why), options=dict(draft.options), option_why=dict(draft.option_why),
+                               exprs=dict(draft.exprs))
 
 
 def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
@@ -174,4 +228,4 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     return tuple(out), assumptions
 
 
-__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "int8_operands", "meta_key", "sweep"]
+__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "int8_operands", "meta_key", "stated", "sweep"]

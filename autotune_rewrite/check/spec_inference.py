@@ -70,6 +70,11 @@ class Draft:
     options: dict[str, tuple] = field(default_factory=dict)  # constexpr -> the values it may take
     option_why: dict[str, str] = field(default_factory=dict)  # constexpr -> why those values
     exprs: dict[str, str] = field(default_factory=dict)  # value unknown -> the launch expression it comes from
+    # Names the wrapper pins to a few values before the launch (``assert Lk in {64, 128}``):
+    # name -> (values, the statement in words); and the parameters computed from them -> expression.
+    stated: dict[str, tuple[tuple, str]] = field(default_factory=dict)
+    stated_exprs: dict[str, str] = field(default_factory=dict)
+    stated_where: str = ""
 
 
 def int_type(value: int) -> str:
@@ -140,6 +145,7 @@ class Context:
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
     modes: Mapping[str, tuple] = field(default_factory=dict)  # compared only with literals: their values
     flag_rules: tuple[str, ...] = ()  # the kernel's static_asserts over flags alone
+    required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
 
 
 def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamSpec | None:
@@ -172,7 +178,8 @@ def from_fact(ctx: Context, p: KernelParam, fact: ArgFact, where: str) -> ParamS
         if constexpr:
             if not fact.value_known and fact.kind == "int" and fact.upper is not None and not ctx.exact:
                 return ParamSpec("constexpr", fact.upper, source="launch", assumption=Assumption(
-                    p.name, str(fact.upper), f"the largest value the code allows ({said}): the most shared memory"))
+                    p.name, str(fact.upper), f"the largest value the code allows ({said}"
+                    + (f", {fact.why}" if fact.why.startswith("at most") else "") + "): the most shared memory"))
             if not fact.value_known:
                 return None
             return ParamSpec("constexpr", fact.value, assumption=assumed(repr(fact.value)), source="launch")
@@ -244,10 +251,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = ParamSpec("constexpr", source="configs")
         if spec is None and p.name in ctx.heuristics:
             spec = ParamSpec("constexpr", source="heuristics")  # valued per config by heuristic_values
+        if spec is None and p.name in facts and _pinned(draft, p, facts[p.name], where):
+            continue  # one spec per value the wrapper allows (``spec_cases.stated``)
         if spec is None and p.name in facts:
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
             fact = facts[p.name]
-            if spec is None and p.is_constexpr and fact.options:
+            if spec is None and p.is_constexpr and fact.options and not fact.stated:
                 draft.options[p.name] = tuple(_typed(o) for o in fact.options)
                 draft.option_why[p.name] = f"one spec per branch of `{fact.text}` at {where}"
                 continue  # one spec per value (``branches``)
@@ -263,6 +272,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         resolved = spec if set_elsewhere else general(ctx, p, spec)
         if resolved is None and p.name in ctx.flags and not ctx.exact:
             resolved = _feature_on(p, _ON)
+        if resolved is None and p.is_constexpr and p.name in ctx.required:
+            values, test = ctx.required[p.name]
+            draft.options[p.name] = values
+            draft.option_why[p.name] = (f"{p.name} in {{{', '.join(map(repr, values))}}}: the only values the kernel's "
+                                        f"`tl.static_assert({test})` compiles; one spec per value")
+            continue
         if resolved is None and ctx.modes.get(p.name) and not ctx.exact:
             resolved = _mode_with_most_code(p, ctx.modes[p.name])
         if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
@@ -284,6 +299,25 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
 
 
 _ON = "a flag the code does not set"
+
+
+def _pinned(draft: Draft, p: KernelParam, fact: ArgFact, where: str | None) -> bool:
+    """A constexpr computed only from names the wrapper pins to a few values
+    (``BLOCK_D=triton.next_power_of_2(Lk)`` after ``assert Lk in {48, 64}``): swept over those
+    names, so that every parameter computed from one name takes the same value in one spec."""
+    if not fact.stated or not fact.expr or not p.is_constexpr:  # a runtime int: step 6 (divisibility) as any
+        return False
+    from autotune_rewrite.evaluate import free_names
+
+    subjects = {name: (values, words) for name, values, words in fact.stated}
+    free = free_names(fact.expr)
+    if not free or not free <= set(subjects):
+        return False
+    for name in free:
+        draft.stated[name] = subjects[name]
+    draft.stated_exprs[p.name] = fact.expr
+    draft.stated_where = where or "the launch"
+    return True
 
 
 def _obey_flag_rules(ctx: Context, draft: Draft) -> None:
@@ -394,7 +428,7 @@ def distinct(drafts: Sequence[Draft]) -> list[Draft]:
     seen: dict[tuple, Draft] = {}
     for d in drafts:
         key = (tuple(sorted((n, s.type, repr(s.value), s.divisible) for n, s in d.params.items())),
-               tuple(d.lacking))
+               tuple(d.lacking), tuple(sorted(d.stated_exprs.items())), repr(sorted(d.stated.items())))
         seen.setdefault(key, d)
     return list(seen.values())
 

@@ -23,7 +23,8 @@ from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
 )
-from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape
+from autotune_rewrite.locate.wrapper_asserts import OPTION_CALLS, over_options, pin, stated_sets
+from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape, spelled_kwargs
 from autotune_rewrite.model import ArgFact
 
 _MAX_DEPTH = 12
@@ -45,9 +46,10 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 class ArgReader:
     """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
 
-    def __init__(self, wrapper: Wrapper, module_value=None):
+    def __init__(self, wrapper: Wrapper, module_value=None, stated=None):
         self.w = wrapper
         self.module_value = module_value  # name -> (known, value) for module-level constants
+        self.stated = stated or {}  # subject text -> StatedSet (``assert Lk in {64, 128}``)
         self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
 
     def fact(self, expr: cst.BaseExpression) -> ArgFact:
@@ -65,6 +67,8 @@ class ArgReader:
         if method is None:
             return _unknown(text)
         out = method(e, depth + 1)
+        if isinstance(e, cst.Name) and e is not SHAPE_ITEM and text in self.stated:
+            out = pin(out, text, self.stated[text])  # ``assert Lk in {64, 128}`` / ``assert K <= 256``
         return replace(out, text=text)
 
     def _f_Integer(self, e, d):
@@ -228,6 +232,9 @@ class ArgReader:
                 if all(f.value_known for f in facts):
                     return ArgFact(0, "", "int", value=(max if name == "max" else min)(vals), value_known=True,
                                    why=f"{name}(...)", assumption=_assumptions(facts))
+                mapped = over_options(facts, max if name == "max" else min, f"{name}(...)")
+                if mapped is not None:
+                    return mapped
                 # A clamp bounds the value: ``min(128, x)`` is at most 128.
                 bounds = [_upper(f) for f in facts]
                 upper = (min(b for b in bounds if b is not None) if name == "min" and any(b is not None for b in bounds)
@@ -255,6 +262,9 @@ class ArgReader:
                                    assumption=_assumptions(facts))
             except (IndexError, ZeroDivisionError, ValueError, OverflowError):
                 pass
+        mapped = over_options(facts, OPTION_CALLS[name], f"{name}(...)") if name in OPTION_CALLS else None
+        if mapped is not None:
+            return mapped
         if name == "next_power_of_2" and len(facts) == 1 and _upper(facts[0]) is not None:
             bound = _upper(facts[0])
             return ArgFact(0, "", "int", why=f"{name}(...)", upper=1 if bound <= 1 else 1 << (bound - 1).bit_length())
@@ -295,6 +305,9 @@ class ArgReader:
                 if isinstance(value, int):
                     return ArgFact(0, "", "int", value=value, value_known=True, why="arithmetic",
                                    assumption=_assumptions([left, right]))
+            mapped = over_options([left, right], lambda v: _binop(e.operator, v[0], v[1]), "int arithmetic")
+            if mapped is not None:
+                return mapped
             return ArgFact(0, "", "int", why="int arithmetic")
         if kinds <= {"int", "float"}:
             return ArgFact(0, "", "float", why="float arithmetic")
@@ -333,7 +346,31 @@ class ArgReader:
             guard = self._int64_guard(e.left, e.comparisons[0].operator, e.comparisons[0].comparator, d)
             if guard is not None:
                 return guard
+        if len(e.comparisons) == 1:
+            known = self._known_comparison(e.left, e.comparisons[0].operator, e.comparisons[0].comparator, d)
+            if known is not None:
+                return known
         return ArgFact(0, "", "bool", why="a comparison")
+
+    def _known_comparison(self, left, op, right, d) -> ArgFact | None:
+        """``k_major is False`` with ``k_major: bool = True`` by default, ``MODE == 2`` with
+        ``MODE = 2``: both sides known, so is the result (resting on what they rest on)."""
+        import operator as o
+
+        table = {cst.Equal: o.eq, cst.NotEqual: o.ne, cst.Is: o.is_, cst.IsNot: o.is_not, cst.LessThan: o.lt,
+                 cst.LessThanEqual: o.le, cst.GreaterThan: o.gt, cst.GreaterThanEqual: o.ge}
+        fn = table.get(type(op))
+        a, b = self._fact(left, d), self._fact(right, d)
+        if fn is None or not (a.value_known and b.value_known) or "dtype" in (a.kind, b.kind):
+            return None
+        if isinstance(op, (cst.Is, cst.IsNot)) and not all(v is None or isinstance(v, bool) for v in (a.value, b.value)):
+            return None  # ``is`` on ints or strings is identity, not a value
+        try:
+            value = bool(fn(a.value, b.value))
+        except TypeError:
+            return None
+        return ArgFact(0, "", "bool", value=value, value_known=True, why="a comparison of known values",
+                       assumption=_assumptions([a, b]))
 
     def _int64_guard(self, left, op, right, d) -> ArgFact | None:
         """``x.numel() > 2**31 - 1``: a switch to 64-bit indexing, off at serving sizes. (Left
@@ -357,7 +394,18 @@ class ArgReader:
         return _unknown("")
 
     def _f_IfExp(self, e, d):
-        return _join([self._fact(e.body, d), self._fact(e.orelse, d)], "")
+        # A test the wrapper decides (``m.numel() if m is not None else 0`` with ``m=None`` by
+        # default) picks between two values of one kind, resting on what the test rests on. Not
+        # between a tensor and None (``idx if cu_seqlens is not None else None``): the tensor
+        # passed beside it is typed present, so a None here would contradict the spec.
+        body, orelse = self._fact(e.body, d), self._fact(e.orelse, d)
+        test = self._fact(e.test, d)
+        if test.kind == "bool" and test.value_known and body.kind == orelse.kind and body.kind in ("int", "float",
+                                                                                                   "bool", "str"):
+            chosen = body if test.value else orelse
+            return replace(chosen, assumption=_assumptions([test, chosen]),
+                           why=f"`{self.w.code(e.test)}` is {test.value}" + (f" ({test.why})" if test.why else ""))
+        return _join([body, orelse], "")
 
 
 def _upper(f: ArgFact) -> int | None:
@@ -471,13 +519,16 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
 
 def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
-    ``*args``/``**kwargs`` give none."""
-    reader = ArgReader(Wrapper(pm, fn), module_value)
+    ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)."""
+    wrapper = Wrapper(pm, fn)
+    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value))
     last = _last_strides(pm, call)
     out = []
     index = 0
     after_star = False
-    for a in call.args:
+    spelled = [cst.Arg(v, keyword=cst.Name(k)) for a in call.args if a.star == "**"
+               for k, v in spelled_kwargs(wrapper, a.value)]
+    for a in [*call.args, *spelled]:
         if a.star:
             after_star = after_star or a.star == "*"  # positions after ``*args`` are not known
             continue

@@ -129,5 +129,57 @@ def is_shape(node: cst.BaseExpression) -> bool:
 
 
 
+def spelled_kwargs(wrapper, node: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """``kernel[grid](..., **kwargs)`` where the function binds ``kwargs`` once to a dict it spells
+    out (``{"BN": 128, "HIDDEN": n}`` or ``dict(BN=128, HIDDEN=n)``) and uses it nowhere but in
+    ``**kwargs``: its (key, value) pairs, as if passed by keyword. Anything else (a dict it may
+    change, one from elsewhere, a ``**`` inside it): none."""
+    if not isinstance(node, cst.Name) or wrapper.fn is None:
+        return []
+    bound = wrapper.assigned.get(node.value) or []
+    if len(bound) != 1 or node.value in wrapper.params:
+        return []
+    value = bound[0]
+    pairs: list[tuple[str, cst.BaseExpression]] = []
+    if isinstance(value, cst.Dict):
+        for el in value.elements:
+            if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
+                    and isinstance(el.key.evaluated_value, str)):
+                return []
+            pairs.append((el.key.evaluated_value, el.value))
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+        if any(a.keyword is None or a.star for a in value.args):
+            return []
+        pairs = [(a.keyword.value, a.value) for a in value.args]
+    else:
+        return []
+    uses = _ExpandedOnly(node.value)
+    wrapper.fn.body.visit(uses)
+    return pairs if uses.only_expanded and uses.bindings == 1 else []
 
-__all__ = ["SHAPE_ITEM", "Wrapper", "is_shape"]
+
+class _ExpandedOnly(cst.CSTVisitor):
+    """Is every read of ``name`` a ``**name`` argument? (Nothing else may change the dict.)"""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.only_expanded = True
+        self.bindings = 0
+        self._expanded: set[int] = set()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.star == "**" and isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self._expanded.add(id(node.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name) and t.target.value == self.name:
+                self._expanded.add(id(t.target))
+                self.bindings += 1  # one binding, or a launch may see another dict
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self._expanded:
+            self.only_expanded = False
+
+
+__all__ = ["SHAPE_ITEM", "Wrapper", "is_shape", "spelled_kwargs"]
