@@ -14,7 +14,7 @@ import libcst as cst
 from autotune_rewrite.evaluate.classes import set_attribute
 from autotune_rewrite.evaluate.operations import BINOPS, short
 from autotune_rewrite.evaluate.values import (
-    MAX_DEPTH, Break, Continue, Function, Return, Unresolved, bind, iterable,
+    MAX_DEPTH, Break, Continue, Function, Opaque, Return, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -70,7 +70,12 @@ class HelperCalls:
             elif name in kwargs:
                 env[name] = kwargs[name]
             elif p.default is not None:
-                env[name] = self.eval(fn.pm, p.default, {})
+                try:
+                    env[name] = self.eval(fn.pm, p.default, {})
+                except Unresolved as exc:
+                    if not self.opaque_arguments:
+                        raise
+                    env[name] = Opaque(f"the default of `{name}` is only known at run time ({exc})")
             else:
                 raise Unresolved(f"helper parameter `{name}` has no value")
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from autotune_rewrite.locate.context_fields import context_field
 from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
@@ -45,9 +46,10 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 class ArgReader:
     """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
 
-    def __init__(self, wrapper: Wrapper, module_value=None):
+    def __init__(self, wrapper: Wrapper, module_value=None, resolve=None):
         self.w = wrapper
         self.module_value = module_value  # name -> (known, value) for module-level constants
+        self.resolve = resolve  # another module's name -> value, for context objects (``context_fields``)
         self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
 
     def fact(self, expr: cst.BaseExpression) -> ArgFact:
@@ -151,6 +153,9 @@ class ArgReader:
         if attr in ("T", "mT"):
             base = self._fact(e.value, d)
             return replace(base, fresh=False) if base.kind == "tensor" else _unknown("")
+        read = context_field(self.w, e, self.resolve) if self.resolve is not None else None
+        if read is not None:
+            return replace(_of_value(read.value, read.why), assumption=read.assumption)
         return _unknown("")
 
     def _f_Subscript(self, e, d):
@@ -469,10 +474,12 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
     return out
 
 
-def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
+def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None,
+                     resolve=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
-    ``*args``/``**kwargs`` give none."""
-    reader = ArgReader(Wrapper(pm, fn), module_value)
+    ``*args``/``**kwargs`` give none. ``resolve``: another module's name -> its value (or
+    raises), for the context objects a field is read from."""
+    reader = ArgReader(Wrapper(pm, fn), module_value, resolve)
     last = _last_strides(pm, call)
     out = []
     index = 0

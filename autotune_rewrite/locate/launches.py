@@ -140,7 +140,7 @@ def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
                 positional=sum(1 for a in call.args if a.keyword is None and not a.star),
                 keywords=tuple(a.keyword.value for a in call.args if a.keyword is not None),
                 has_star_args=any(a.star for a in call.args), function=function,
-                arguments=launch_arguments(pm, call, fn_node, _module_constants(pm)),
+                arguments=launch_arguments(pm, call, fn_node, _module_constants(pm), _no_imports),
             ),
             frozenset(targets),
         ))
