@@ -244,7 +244,11 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
     for i, d in enumerate(drafts):
         if d.handle is not None:
-            by_handle.setdefault((d.site.path, d.handle.rsplit(".", 1)[-1]), []).append(i)
+            key = (d.site.path, d.handle.rsplit(".", 1)[-1])
+            if d.site.bound_to is not None and "." in d.site.bound_to:
+                key = project.locate(d.handle)  # ``mod.k = triton.autotune(...)(mod.k)``: mod's own global
+            if key is not None:
+                by_handle.setdefault(key, []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
     for f in facts.values():
         for ld in f.launches:
