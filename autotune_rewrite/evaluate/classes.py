@@ -9,10 +9,11 @@ and ``field(default=..., init=False)``, the ``__init__`` the decorator writes, t
 ``__post_init__``) and a ``NamedTuple``. Plain classes (no base other than ``object``),
 dataclasses without base classes and NamedTuples; no other decorator, no metaclass.
 
-In ``opaque_arguments`` mode (``values.Opaque``) a constructor runs statement by statement: a
-statement that does not evaluate (``self.buf = torch.empty(...)``) leaves what it may have
-set unknown (``_forget``) and the rest known, since a context's buffers are run-time objects
-while its tile sizes are plain literals.
+In ``opaque_arguments`` mode (``values.Opaque``) a function of the tree (a constructor, a
+``create_*_context`` factory) runs statement by statement: a statement that does not
+evaluate (``self.buf = torch.empty(...)``) leaves what it may have set unknown (``_forget``)
+and the rest known, since a context's buffers are run-time objects while its tile sizes are
+plain literals.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import libcst as cst
 
-from autotune_rewrite.evaluate.values import Function, Opaque, Return, Unresolved
+from autotune_rewrite.evaluate.values import Function, Opaque, Unresolved
 
 PLAIN, DATACLASS, NAMEDTUPLE = "plain", "dataclass", "namedtuple"
 _DATACLASS_NAMES = frozenset({"dataclasses.dataclass"})
@@ -168,32 +169,28 @@ class ClassCalls:
             return Opaque(str(exc))
 
     def construct(self, fn: Function, inst: Instance, args: list, kwargs: dict) -> None:
-        """Run a constructor (``__init__``, ``__post_init__``) on ``inst``; in ``opaque_arguments``
-        mode one statement at a time, forgetting what a statement that does not evaluate may
-        have set (``_forget``) instead of giving up on the whole instance."""
-        if not self.opaque_arguments or isinstance(fn.node, cst.Lambda):
-            self.call(fn, [inst, *args], kwargs)
-            return
-        env: dict = {}
-        self._bind_params(fn, [inst, *args], kwargs, env)
+        """Run a constructor (``__init__``, ``__post_init__``) on ``inst`` (forgiving in
+        ``opaque_arguments`` mode, as every call is there: ``forgiving_block``)."""
+        self.call(fn, [inst, *args], kwargs)
+
+    def forgiving_block(self, fn: Function, env: dict, args: list) -> None:
+        """A function's body one statement at a time (``opaque_arguments`` mode): a statement
+        that does not evaluate leaves what it may have changed unknown (``_forget``: locals it
+        binds or hands on, attributes of ``self``) and the rest known. One that may leave the
+        function or a loop (``return``, ``raise``, ``break``, ``continue``) stops it: what the
+        code after it sees is not known."""
         params = fn.node.params
         first = [*params.posonly_params, *params.params][:1]
-        me = first[0].name.value if first else None
-        body = fn.node.body.body if isinstance(fn.node.body, cst.IndentedBlock) else []
-        self.depth += 1
-        try:
-            for stmt in body:
-                try:
-                    self._tick()
-                    self._stmt(fn.pm, stmt, env)
-                except Return:
-                    return
-                except Unresolved as exc:
-                    if "too large" in str(exc):
-                        raise
-                    _forget(stmt, me, inst, env, str(exc))
-        finally:
-            self.depth -= 1
+        me = first[0].name.value if first and args and isinstance(args[0], Instance) else None
+        inst = args[0] if me is not None else None
+        for stmt in fn.node.body.body if isinstance(fn.node.body, cst.IndentedBlock) else [fn.node.body]:
+            try:
+                self._tick()
+                self._stmt(fn.pm, stmt, env)
+            except Unresolved as exc:
+                if "too large" in str(exc) or _leaves(stmt):
+                    raise
+                _forget(stmt, me, inst, env, str(exc))
 
     def get_attribute(self, obj, attr: str, fallback):
         """``obj.attr`` for instances and classes of the tree; ``fallback(obj, attr)`` else."""
@@ -381,7 +378,33 @@ class _Touched(cst.CSTVisitor):
                     self.handed.add(a.value.value)  # a callee may change a list or instance passed
 
 
-def _forget(stmt: cst.CSTNode, me: str | None, inst: Instance, env: dict, reason: str) -> None:
+class _Exits(cst.CSTVisitor):
+    def __init__(self):
+        self.found = False
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Return(self, node) -> None:
+        self.found = True
+
+    visit_Raise = visit_Break = visit_Continue = visit_Return
+
+
+def _leaves(stmt: cst.CSTNode) -> bool:
+    """The statement holds a ``return``/``raise``/``break``/``continue`` of its own function."""
+    seen = _Exits()
+    stmt.visit(seen)
+    return seen.found
+
+
+def _forget(stmt: cst.CSTNode, me: str | None, inst: Instance | None, env: dict, reason: str) -> None:
     """A constructor statement did not evaluate: what it may have changed is unknown from now on."""
     seen = _Touched(me)
     stmt.visit(seen)
@@ -390,6 +413,8 @@ def _forget(stmt: cst.CSTNode, me: str | None, inst: Instance, env: dict, reason
     for name in seen.handed - {me}:
         if name in env and not isinstance(env[name], (int, float, str, bool, type(None), Opaque)):
             env[name] = Opaque(reason)  # an immutable value cannot have been changed
+    if inst is None:
+        return
     for attr in seen.attrs:
         inst.attrs[attr] = Opaque(reason)
     if seen.whole:

@@ -72,6 +72,9 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
     # call into the tree that does not evaluate is passed as ``Opaque`` instead of stopping,
     # and constructors run statement by statement (``classes``). Off for configs.
     opaque_arguments: bool = False
+    # id(def) -> the values its parameters stand for (a launch wrapper's: ``Opaque``, or the
+    # defaults a reader assumes the caller leaves alone); read where a local is not rebound.
+    parameters: dict | None = None
     _module_cache: dict = field(default_factory=dict)
 
     def note(self, what: str) -> None:

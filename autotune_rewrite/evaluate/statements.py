@@ -41,7 +41,10 @@ class HelperCalls:
                 return self.eval(fn.pm, fn.node.body, env)
             self.note("helper function")
             try:
-                self._block(fn.pm, fn.node.body, env)
+                if self.opaque_arguments:
+                    self.forgiving_block(fn, env, args)
+                else:
+                    self._block(fn.pm, fn.node.body, env)
             except Return as ret:
                 return ret.value
             return None

@@ -38,8 +38,11 @@ class FieldRead:
     assumption: str = ""
 
 
-def _evaluator(resolve: Callable[[str], Any]) -> Evaluator:
-    return Evaluator(resolve=resolve, opaque_arguments=True)
+def _evaluator(resolve: Callable[[str], Any], w=None, parameters: dict | None = None) -> Evaluator:
+    ev = Evaluator(resolve=resolve, opaque_arguments=True)
+    if w is not None and parameters is not None:
+        ev.parameters = {id(w.fn): parameters}
+    return ev
 
 
 def context_field(w, e: cst.Attribute, resolve: Callable[[str], Any]) -> FieldRead | None:
@@ -58,28 +61,88 @@ def context_field(w, e: cst.Attribute, resolve: Callable[[str], Any]) -> FieldRe
     return None
 
 
+def spread_fields(w, expr: cst.BaseExpression, resolve: Callable[[str], Any]) -> dict[str, FieldRead | None] | None:
+    """``kernel[grid](..., **config.all_kwargs())`` with ``config`` built in the wrapper (a
+    ``triton.Config`` from a factory, a dict): name -> its value (None: the name is passed,
+    its value only known at run time); None when the spread is not known statically."""
+    root = expr
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if w.fn is None or not isinstance(root, cst.Name) or root.value not in w.assigned:
+        return None
+    try:
+        value, assumption = _in_wrapper(w, lambda ev: ev.eval(w.pm, expr, {}), resolve)
+    except (Unresolved, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return None
+    why = f"{_shorten(w.code(expr))}"
+    return {k: FieldRead(v, f"from **{why}", assumption) if _plain(v) else None for k, v in value.items()}
+
+
+def _plain(value) -> bool:
+    return isinstance(value, (bool, int, float, str, type(None))) and not isinstance(value, Opaque)
+
+
 def _value(ev: Evaluator, obj, attr: str):
     if not isinstance(obj, (Instance, ConfigObj)):
         raise Unresolved("not a context object")
     value = ev.get_attribute(obj, attr, ev._plain_attribute)
-    if not isinstance(value, (bool, int, float, str, type(None))) or isinstance(value, Opaque):
+    if not _plain(value):
         raise Unresolved("not a plain value")
     return value
 
 
+def _in_wrapper(w, read: Callable[[Evaluator], Any], resolve) -> tuple[Any, str]:
+    """``read`` in the wrapper with its parameters unknown; failing that, with those that have
+    a default at their default, which then is an assumption for each default it rests on
+    (``config = config or make_config(...)`` with ``config=None``)."""
+    unknown = {n: Opaque(f"`{n}` is a parameter of `{w.fn.name.value}`, only known when it is called")
+               for n in w.params}
+    try:
+        return read(_evaluator(resolve, w, unknown)), ""
+    except Unresolved:
+        defaults = {}
+        for n, p in w.params.items():
+            if p.default is not None:
+                try:
+                    defaults[n] = _evaluator(resolve).eval(w.pm, p.default, {})
+                except Unresolved:
+                    pass
+        if not defaults:
+            raise
+    value = read(_evaluator(resolve, w, {**unknown, **defaults}))
+    relied = []
+    for n in defaults:
+        try:
+            read(_evaluator(resolve, w, {**unknown, **defaults, n: unknown[n]}))
+        except Unresolved:
+            relied.append(n)
+    said = ", ".join(f"{n} at its default {_shorten(w.code(w.params[n].default))}" for n in relied)
+    return value, f"the caller leaves {said}" if relied else ""
+
+
 def _local(w, e: cst.Attribute, name: str, attr: str, resolve) -> FieldRead | None:
-    ev = _evaluator(resolve)
-    obj = ev.eval(w.pm, e.value, {})  # the binding of ``name`` in force at the launch
-    value = _value(ev, obj, attr)
+    # The binding of ``name`` in force at the launch (``evaluate.bindings``), then its field.
+    holder: list = []
+
+    def read(ev: Evaluator):
+        obj = ev.eval(w.pm, e.value, {})
+        value = _value(ev, obj, attr)
+        holder[:] = [obj]
+        return value
+
+    value, assumption = _in_wrapper(w, read, resolve)
     bound = w.assigned[name]
     made = w.code(bound[-1]) if len(bound) == 1 and isinstance(bound[-1], cst.BaseExpression) else name
     why = f"field {attr} of {name} = {_shorten(made)}"
-    changed = _changes(w, name, attr, obj)
+    changed = _changes(w, name, attr, holder[0])
     if changed == "assigned":
         return None  # ``ctx.BLOCK_M = ...`` or ``ctx.retile()`` setting it: not the construction's value
     if changed:
-        return FieldRead(value, why, f"{name}.{attr} is not changed by {changed} before the launch")
-    return FieldRead(value, why)
+        more = f"{name}.{attr} is not changed by {changed} before the launch"
+        assumption = f"{assumption}; {more}" if assumption else more
+    return FieldRead(value, why, assumption)
 
 
 def _parameter(w, param: cst.Param, name: str, attr: str, resolve) -> FieldRead | None:

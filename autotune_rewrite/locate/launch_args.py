@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from autotune_rewrite.locate.context_fields import context_field
+from autotune_rewrite.locate.context_fields import context_field, spread_fields
 from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
@@ -485,6 +485,13 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     index = 0
     after_star = False
     for a in call.args:
+        if a.star == "**" and resolve is not None:
+            # ``**config.all_kwargs()`` of a config the wrapper builds: each name it passes.
+            spread = spread_fields(reader.w, a.value, resolve) or {}
+            for key, read in spread.items():
+                fact = (replace(_of_value(read.value, read.why), assumption=read.assumption) if read is not None
+                        else _unknown("", f"passed by **{reader.w.code(a.value)}, only known at run time"))
+                out.append(replace(fact, slot=key, text=f"**{reader.w.code(a.value)}[{key!r}]"))
         if a.star:
             after_star = after_star or a.star == "*"  # positions after ``*args`` are not known
             continue
