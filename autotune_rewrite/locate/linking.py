@@ -25,6 +25,7 @@ from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, kept, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
+from autotune_rewrite.locate.launches import LaunchDraft, find_launches
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.locate.per_target import TargetContext
@@ -250,8 +251,10 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
             if key is not None:
                 by_handle.setdefault(key, []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
+    again: dict[str, dict] = {}
     for f in facts.values():
         for ld in f.launches:
+            ld = relaunch(project, ld, again)
             for fq in ld.targets:
                 where = project.locate(fq)
                 for i in by_handle.get(where, ()) if where is not None else ():
@@ -261,6 +264,20 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
         found = sorted(launches.get(i, {}).values(), key=lambda l: (l.path, l.span.start_line, l.span.start_col))
         out.append(replace(d.site, launches=tuple(found)))
     return tell_apart(sorted(out, key=lambda s: (s.path, s.line, s.span.start_col)))
+
+
+def relaunch(project: Project, ld: LaunchDraft, again: dict[str, dict]) -> LaunchDraft:
+    """A launch whose arguments read a context object made by another module of the tree
+    (``ctx = make_ctx(...)`` imported): its arguments read again, following the tree's
+    modules (``again``: the re-read launches per file)."""
+    if not any(project.locate(fq) is not None for fq in ld.imports):
+        return ld
+    path = ld.launch.path
+    if path not in again:
+        pm = project.parsed(path)
+        again[path] = {d.launch.span: d for d in find_launches(pm, project.resolve)} if pm is not None else {}
+    found = again[path].get(ld.launch.span)
+    return replace(ld, launch=replace(ld.launch, arguments=found.launch.arguments)) if found is not None else ld
 
 
 def tell_apart(sites: list[AutotuneSite]) -> tuple[AutotuneSite, ...]:
