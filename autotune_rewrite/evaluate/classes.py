@@ -11,7 +11,7 @@ dataclasses without base classes and NamedTuples; no other decorator, no metacla
 
 In ``opaque_arguments`` mode (``values.Opaque``) a function of the tree (a constructor, a
 ``create_*_context`` factory) runs statement by statement: a statement that does not
-evaluate (``self.buf = torch.empty(...)``) leaves what it may have set unknown (``_forget``)
+evaluate (``self.buf = torch.empty(...)``) leaves what it may have set unknown (``forgiving.forget``)
 and the rest known, since a context's buffers are run-time objects while its tile sizes are
 plain literals.
 """
@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.forgiving import forget, leaves
 from autotune_rewrite.evaluate.values import Function, Opaque, Unresolved
 
 PLAIN, DATACLASS, NAMEDTUPLE = "plain", "dataclass", "namedtuple"
@@ -175,7 +176,7 @@ class ClassCalls:
 
     def forgiving_block(self, fn: Function, env: dict, args: list) -> None:
         """A function's body one statement at a time (``opaque_arguments`` mode): a statement
-        that does not evaluate leaves what it may have changed unknown (``_forget``: locals it
+        that does not evaluate leaves what it may have changed unknown (``forgiving.forget``: locals it
         binds or hands on, attributes of ``self``) and the rest known. One that may leave the
         function or a loop (``return``, ``raise``, ``break``, ``continue``) stops it: what the
         code after it sees is not known."""
@@ -188,9 +189,9 @@ class ClassCalls:
                 self._tick()
                 self._stmt(fn.pm, stmt, env)
             except Unresolved as exc:
-                if "too large" in str(exc) or _leaves(stmt):
+                if "too large" in str(exc) or leaves(stmt):
                     raise
-                _forget(stmt, me, inst, env, str(exc))
+                forget(stmt, me, inst, env, str(exc))
 
     def get_attribute(self, obj, attr: str, fallback):
         """``obj.attr`` for instances and classes of the tree; ``fallback(obj, attr)`` else."""
@@ -311,117 +312,6 @@ def _field_call(cls: ClassValue, name: str, call: cst.Call) -> FieldDef:
     if init is not None and not (isinstance(init, cst.Name) and init.value in ("True", "False")):
         raise Unresolved(f"`{cls.name}.{name}`: field(init=...) is not a literal")
     return FieldDef(name, given.get("default"), given.get("default_factory"), takes)
-
-
-class _Touched(cst.CSTVisitor):
-    """What one statement may change: local names it binds or hands to a call, attributes of
-    ``self`` it assigns or changes in place, and whether ``self`` itself leaves its hands."""
-
-    def __init__(self, me: str | None):
-        self.me = me
-        self.names: set[str] = set()  # bound by the statement
-        self.handed: set[str] = set()  # changed in place or handed to a call
-        self.attrs: set[str] = set()
-        self.whole = False
-
-    def _target(self, node) -> None:
-        if isinstance(node, cst.Name):
-            self.names.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._target(el.value)
-        elif isinstance(node, (cst.Attribute, cst.Subscript)):
-            self._changed(node)
-
-    def _changed(self, node) -> None:
-        """``x.a = ...``, ``x[k] = ...``, ``x.a.append(...)``: the object at the chain's root."""
-        chain = node
-        while isinstance(chain, (cst.Attribute, cst.Subscript)):
-            if isinstance(chain.value, cst.Name) and chain.value.value == self.me and isinstance(chain, cst.Attribute):
-                self.attrs.add(chain.attr.value)
-                return
-            chain = chain.value
-        if isinstance(chain, cst.Name):
-            self.handed.add(chain.value)
-
-    def visit_Assign(self, node) -> None:
-        for t in node.targets:
-            self._target(t.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AsName(self, node) -> None:
-        self._target(node.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._target(node.target)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            if isinstance(func.value, cst.Name) and func.value.value == self.me:
-                self.whole = True  # a method of its own may set anything
-            else:
-                self._changed(func.value)  # ``self.bufs.append(x)``, ``xs.extend(...)``
-        for a in node.args:
-            if isinstance(a.value, cst.Name):
-                if a.value.value == self.me:
-                    self.whole = True
-                else:
-                    self.handed.add(a.value.value)  # a callee may change a list or instance passed
-
-
-class _Exits(cst.CSTVisitor):
-    def __init__(self):
-        self.found = False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_Return(self, node) -> None:
-        self.found = True
-
-    visit_Raise = visit_Break = visit_Continue = visit_Return
-
-
-def _leaves(stmt: cst.CSTNode) -> bool:
-    """The statement holds a ``return``/``raise``/``break``/``continue`` of its own function."""
-    seen = _Exits()
-    stmt.visit(seen)
-    return seen.found
-
-
-def _forget(stmt: cst.CSTNode, me: str | None, inst: Instance | None, env: dict, reason: str) -> None:
-    """A constructor statement did not evaluate: what it may have changed is unknown from now on."""
-    seen = _Touched(me)
-    stmt.visit(seen)
-    for name in seen.names - {me}:
-        env[name] = Opaque(reason)
-    for name in seen.handed - {me}:
-        if name in env and not isinstance(env[name], (int, float, str, bool, type(None), Opaque)):
-            env[name] = Opaque(reason)  # an immutable value cannot have been changed
-    if inst is None:
-        return
-    for attr in seen.attrs:
-        inst.attrs[attr] = Opaque(reason)
-    if seen.whole:
-        for attr in list(inst.attrs):
-            inst.attrs[attr] = Opaque(reason)
-        inst.unknown_rest = reason
-
 
 __all__ = ["BoundFunction", "ClassCalls", "ClassValue", "DATACLASS", "FieldDef", "Instance", "NAMEDTUPLE", "PLAIN",
            "class_fields", "set_attribute"]
