@@ -244,3 +244,51 @@ def test_opaque_values_never_pass_for_values():
     except Unresolved:
         value = "unknown"
     assert value == "unknown"  # ``n is None`` on a run-time value may set BLOCK: not 64
+
+
+def test_a_layer_that_autotunes_another_modules_kernel_gets_that_modules_launches(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "context.py").write_text(CONTEXT)
+    (root / "pkg" / "kernels.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        from .context import GemmContext
+
+
+        @triton.jit
+        def gemm_kernel(x_ptr, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+        def run(x, ctx: GemmContext):
+            gemm_kernel[(1,)](x, ctx.n, ctx.BLOCK_M, GROUP=ctx.GROUP)
+    '''))
+    (root / "pkg" / "other.py").write_text(textwrap.dedent('''
+        from .kernels import gemm_kernel
+
+
+        def run_early(x):
+            gemm_kernel[(1,)](x, 1, 16, GROUP=2)
+    '''))
+    (root / "pkg" / "layer.py").write_text(textwrap.dedent('''
+        import triton
+
+        from . import kernels
+
+
+        class Layer:
+            def __init__(self, tune: bool):
+                if tune:
+                    kernels.gemm_kernel = triton.autotune(
+                        configs=[triton.Config({"BLOCK_N": 64}, num_warps=4)], key=["n"])(kernels.gemm_kernel)
+    '''))
+    (site,) = scan(root, jobs=1).sites
+    assert site.path == "pkg/layer.py"
+    # kernels.py reads its global at call time (the patched one); other.py bound it at import.
+    assert [(launch.path, launch.line) for launch in site.launches] == [("pkg/kernels.py", 15)]
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=(root / "pkg" / "kernels.py").read_text()).specs
+    assert dict(spec.constexprs)["BLOCK_M"] == 128

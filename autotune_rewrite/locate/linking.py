@@ -243,11 +243,13 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
     facts = _through_other_modules(project, facts)
     drafts = [_complete(project, d, context) for f in facts.values() for d in f.sites]
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
+    rebound: set[int] = set()  # ``mod.k = triton.autotune(...)(mod.k)``: sites that rebind another module's global
     for i, d in enumerate(drafts):
         if d.handle is not None:
             key = (d.site.path, d.handle.rsplit(".", 1)[-1])
             if d.site.bound_to is not None and "." in d.site.bound_to:
-                key = project.locate(d.handle)  # ``mod.k = triton.autotune(...)(mod.k)``: mod's own global
+                key = project.locate(d.handle)
+                rebound.add(i)
             if key is not None:
                 by_handle.setdefault(key, []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
@@ -258,6 +260,8 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
             for fq in ld.targets:
                 where = project.locate(fq)
                 for i in by_handle.get(where, ()) if where is not None else ():
+                    if i in rebound and not (ld.launch.path == where[0] or "." in ld.launch.callee):
+                        continue  # ``from mod import k`` bound ``k`` at import time, maybe before the patch
                     launches.setdefault(i, {})[(ld.launch.path, ld.launch.span)] = ld.launch
     out = []
     for i, d in enumerate(drafts):
