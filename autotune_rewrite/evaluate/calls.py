@@ -18,7 +18,7 @@ from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, Unanswer
 from autotune_rewrite.evaluate.operations import BoundMethod, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
 from autotune_rewrite.evaluate.values import (
-    CONFIG_POSITIONAL, Builtin, ConfigObj, Function, Pending, Return, Unresolved, iterable,
+    CONFIG_POSITIONAL, Builtin, ConfigObj, Function, Opaque, Pending, Return, Unresolved, iterable, opaque_in,
 )
 from autotune_rewrite.triton_names import installed_has
 
@@ -40,7 +40,8 @@ class CallForms:
         fn = self.eval(pm, n.func, env)
         if fn == CONFIG_MARKER and self.loop_depth == 0 and not any(a.star for a in n.args):
             return self._written_config(pm, n, env)
-        args, kwargs = self._arguments(pm, n, env)
+        into_tree = self.opaque_arguments and isinstance(fn, (Function, BoundFunction, ClassValue))
+        args, kwargs = self._arguments(pm, n, env, opaque=into_tree)
         if fn == CONFIG_MARKER:
             return self._config(pm, n, args, kwargs)
         if isinstance(fn, Builtin):
@@ -59,12 +60,18 @@ class CallForms:
             return fn(args, kwargs)
         raise Unresolved(f"`{short(pm, n.func)}` is not a function the locator can evaluate")
 
-    def _arguments(self, pm, n: cst.Call, env) -> tuple[list, dict]:
-        """A call's arguments, ``*xs`` and ``**d`` spread when their values are known."""
+    def _arguments(self, pm, n: cst.Call, env, opaque: bool = False) -> tuple[list, dict]:
+        """A call's arguments, ``*xs`` and ``**d`` spread when their values are known; with
+        ``opaque``, an argument that does not evaluate is passed as ``Opaque``."""
         args: list = []
         kwargs: dict = {}
         for a in n.args:
-            value = self.eval(pm, a.value, env)
+            try:
+                value = self.eval(pm, a.value, env)
+            except Unresolved as exc:
+                if not opaque or a.star:
+                    raise
+                value = Opaque(f"`{short(pm, a.value)}` {_why(exc)}")
             if a.star == "*":
                 args.extend(iterable(value))
             elif a.star == "**":
@@ -78,6 +85,8 @@ class CallForms:
         return args, kwargs
 
     def _getattr(self, name: str, args: list):
+        if isinstance(args[0] if args else None, Opaque):
+            raise Unresolved(args[0].reason)
         """``getattr(obj, "name"[, default])`` / ``hasattr(obj, "name")`` on a known value."""
         if len(args) not in (2, 3) or not isinstance(args[1], str):
             raise Unresolved(f"`{name.split('.')[-1]}` without a literal attribute name")
@@ -152,6 +161,8 @@ class CallForms:
                          () if span else tuple(self.choices))
 
     def _external(self, fn: Builtin, args, kwargs, pm, n):
+        if (opaque := opaque_in([*args, *kwargs.values()])) is not None:
+            raise Unresolved(opaque.reason)  # ``len(n)``, ``str(n)`` of a run-time value
         if fn.name == "builtins.filter":
             self.note("filter")
         try:
@@ -170,3 +181,10 @@ class CallForms:
         if isinstance(fn, Builtin):
             return self._external(fn, args, {}, None, None)
         raise Unresolved("filter/map with a function the locator cannot evaluate")
+
+
+def _why(exc: Unresolved) -> str:
+    """An argument's reason, worded to follow its source text."""
+    if isinstance(exc, Pending):
+        return f"is imported from {exc.fq.rsplit('.', 1)[0]}, not followed here"
+    return f"is only known at run time ({exc})"

@@ -42,7 +42,7 @@ from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
     MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Unknown,
-    Unresolved, bind, iterable, to_configs, to_names,
+    Unresolved, bind, iterable, opaque_in, to_configs, to_names,
 )
 
 
@@ -68,6 +68,13 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
     # per-file pass, which leaves data files to the linking pass (``data_files``).
     read_data: Callable[[str], bytes | None] | None = None
     data_files: list[str] = field(default_factory=list)  # the data files read, in order
+    # A launch's context object (``ctx = MoECtx(n=x.size(0), BLOCK_M=64)``): an argument of a
+    # call into the tree that does not evaluate is passed as ``Opaque`` instead of stopping,
+    # and constructors run statement by statement (``classes``). Off for configs.
+    opaque_arguments: bool = False
+    # id(def) -> the values its parameters stand for (a launch wrapper's: ``Opaque``, or the
+    # defaults a reader assumes the caller leaves alone); read where a local is not rebound.
+    parameters: dict | None = None
     _module_cache: dict = field(default_factory=dict)
 
     def note(self, what: str) -> None:
@@ -226,6 +233,8 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
         check_size(type(n.operator), left, right)
         try:
             out = fn(left, right)
+        except Unresolved:
+            raise
         except Exception as exc:  # a type error in the user's expression: we cannot know it
             raise Unresolved(f"`{short(pm, n)}` does not evaluate ({type(exc).__name__})") from None
         if isinstance(out, (list, tuple, str)) and len(out) > MAX_ITEMS:
@@ -242,6 +251,8 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
         left = self.eval(pm, n.left, env)
         for target in n.comparisons:
             right = self.eval(pm, target.comparator, env)
+            if (opaque := opaque_in((left, right))) is not None:
+                raise Unresolved(opaque.reason)  # ``x is None`` on a run-time value: not known
             try:
                 ok = CMPOPS[type(target.operator)](left, right)
             except Exception:

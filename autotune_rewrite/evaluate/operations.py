@@ -61,12 +61,31 @@ def attribute(obj, attr: str):
         value = getattr(obj, attr)
         # A field left out of ``triton.Config(...)`` reads as Triton's default, as on the real object.
         return _CONFIG_DEFAULTS.get(attr) if value is None else value
+    if isinstance(obj, ConfigObj) and attr == "all_kwargs":
+        return BoundMethod(lambda: _all_kwargs(obj))
     if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
         return BoundMethod(getattr(obj, attr))
     if isinstance(obj, dict) and attr in ("items", "keys", "values", "get", "copy"):
         m = getattr(obj, attr)
         return BoundMethod(lambda *a, **k: list(m(*a, **k)) if attr in ("items", "keys", "values") else m(*a, **k))
     raise Unresolved(f"attribute `{attr}` is not evaluated")
+
+
+def _all_kwargs(obj: ConfigObj) -> dict:
+    """``Config.all_kwargs()`` as Triton builds it: the meta-parameters, then num_warps,
+    num_ctas, num_stages (their defaults when left out) and maxnreg when set; a field only
+    known at run time (``obj.unknown``) is an ``Opaque`` value under its name."""
+    from autotune_rewrite.evaluate.values import Opaque
+
+    unknown = dict(obj.unknown)
+    out = {k: Opaque(unknown[k]) if k in unknown else v for k, v in obj.kwargs.items()}
+    for k in ("num_warps", "num_ctas", "num_stages", "maxnreg"):
+        value = attribute(obj, k)
+        if k in unknown:
+            out[k] = Opaque(unknown[k])
+        elif value is not None:
+            out[k] = value
+    return out
 
 
 def short(pm, node) -> str:

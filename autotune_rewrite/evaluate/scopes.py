@@ -67,11 +67,14 @@ class NameLookup:
         if not assigned:
             return NOT_LOCAL
         fn = scope.node
-        if any(isinstance(a.node, cst.Param) for a in assigned):
+        given = self.parameters.get(id(fn), {}) if self.parameters else {}
+        if any(isinstance(a.node, cst.Param) for a in assigned) and node.value not in given:
             raise Unresolved(unknowns.parameter(node.value, fn.name.value))
         owner = id(fn)
         line = self.positions.get(owner) or pm.span(node).start_line
         force = in_force(pm, fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [], node.value, line)
+        if force.binding is None and node.value in given:
+            return given[node.value]  # not rebound above this line: what the caller passed
         if force.binding is None:
             raise Unresolved(f"`{node.value}` is not bound in `{fn.name.value}` above line {line}")
         return self._in_force_value(pm, node.value, force, owner, "local variable")

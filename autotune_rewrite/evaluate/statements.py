@@ -14,7 +14,7 @@ import libcst as cst
 from autotune_rewrite.evaluate.classes import set_attribute
 from autotune_rewrite.evaluate.operations import BINOPS, short
 from autotune_rewrite.evaluate.values import (
-    MAX_DEPTH, Break, Continue, Function, Return, Unresolved, bind, iterable,
+    MAX_DEPTH, Break, Continue, Function, Opaque, Return, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -41,7 +41,10 @@ class HelperCalls:
                 return self.eval(fn.pm, fn.node.body, env)
             self.note("helper function")
             try:
-                self._block(fn.pm, fn.node.body, env)
+                if self.opaque_arguments:
+                    self.forgiving_block(fn, env, args)
+                else:
+                    self._block(fn.pm, fn.node.body, env)
             except Return as ret:
                 return ret.value
             return None
@@ -70,7 +73,12 @@ class HelperCalls:
             elif name in kwargs:
                 env[name] = kwargs[name]
             elif p.default is not None:
-                env[name] = self.eval(fn.pm, p.default, {})
+                try:
+                    env[name] = self.eval(fn.pm, p.default, {})
+                except Unresolved as exc:
+                    if not self.opaque_arguments:
+                        raise
+                    env[name] = Opaque(f"the default of `{name}` is only known at run time ({exc})")
             else:
                 raise Unresolved(f"helper parameter `{name}` has no value")
 

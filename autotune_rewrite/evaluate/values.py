@@ -48,6 +48,38 @@ class Unknown:
     pending: str | None = None
 
 
+class Opaque:
+    """A value only known at run time (a tensor's size, a wrapper's parameter), passed along
+    but never looked into: a context class built with it keeps its other fields known
+    (``Ctx(n=x.shape[0], BLOCK_M=64).BLOCK_M`` is 64), and anything that would depend on it
+    (an operator, a test, a comparison, an attribute, a builtin) stops with its reason, so it
+    can never be mistaken for a value. Only an evaluator in ``opaque_arguments`` mode makes
+    them (``calls``)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.reason!r})"
+
+    def refuse(self, *_):
+        raise Unresolved(self.reason)
+
+    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __iter__ = __len__ = refuse
+    __getitem__ = __contains__ = __index__ = __int__ = __float__ = __neg__ = __pos__ = __invert__ = refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = refuse
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __and__ = __rand__ = __or__ = __ror__ = refuse
+    __xor__ = __rxor__ = refuse
+
+
+def opaque_in(values) -> Opaque | None:
+    """The first ``Opaque`` among ``values`` (not looked into), or None."""
+    return next((v for v in values if isinstance(v, Opaque)), None)
+
+
 @dataclass
 class ConfigObj:
     kwargs: dict

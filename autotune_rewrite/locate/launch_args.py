@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from autotune_rewrite.locate.context_fields import context_field, spread_fields
 from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
@@ -46,10 +47,11 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
 class ArgReader:
     """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
 
-    def __init__(self, wrapper: Wrapper, module_value=None, stated=None):
+    def __init__(self, wrapper: Wrapper, module_value=None, stated=None, resolve=None):
         self.w = wrapper
         self.module_value = module_value  # name -> (known, value) for module-level constants
         self.stated = stated or {}  # subject text -> StatedSet (``assert Lk in {64, 128}``)
+        self.resolve = resolve  # another module's name -> value, for context objects (``context_fields``)
         self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
 
     def fact(self, expr: cst.BaseExpression) -> ArgFact:
@@ -155,6 +157,9 @@ class ArgReader:
         if attr in ("T", "mT"):
             base = self._fact(e.value, d)
             return replace(base, fresh=False) if base.kind == "tensor" else _unknown("")
+        read = context_field(self.w, e, self.resolve) if self.resolve is not None else None
+        if read is not None:
+            return replace(_of_value(read.value, read.why), assumption=read.assumption)
         return _unknown("")
 
     def _f_Subscript(self, e, d):
@@ -517,17 +522,32 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
     return out
 
 
-def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None) -> tuple[ArgFact, ...]:
+def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None,
+                     resolve=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
-    ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)."""
+    ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
+    or of a config it builds (``**config.all_kwargs()``). ``resolve``: another module's name -> its
+    value (or raises), for the context objects a field is read from."""
     wrapper = Wrapper(pm, fn)
-    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value))
+    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value), resolve)
     last = _last_strides(pm, call)
     out = []
     index = 0
     after_star = False
-    spelled = [cst.Arg(v, keyword=cst.Name(k)) for a in call.args if a.star == "**"
-               for k, v in spelled_kwargs(wrapper, a.value)]
+    spelled: list[cst.Arg] = []
+    for a in call.args:
+        if a.star != "**":
+            continue
+        keys = spelled_kwargs(wrapper, a.value)
+        if keys:
+            spelled.extend(cst.Arg(v, keyword=cst.Name(k)) for k, v in keys)
+        elif resolve is not None:
+            # ``**config.all_kwargs()`` of a config the wrapper builds: each name it passes.
+            spread = spread_fields(reader.w, a.value, resolve) or {}
+            for key, read in spread.items():
+                fact = (replace(_of_value(read.value, read.why), assumption=read.assumption) if read is not None
+                        else _unknown("", f"passed by **{reader.w.code(a.value)}, only known at run time"))
+                out.append(replace(fact, slot=key, text=f"**{reader.w.code(a.value)}[{key!r}]"))
     for a in [*call.args, *spelled]:
         if a.star:
             after_star = after_star or a.star == "*"  # positions after ``*args`` are not known

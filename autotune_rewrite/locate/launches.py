@@ -25,14 +25,18 @@ from autotune_rewrite.model import LaunchSite
 class LaunchDraft:
     launch: LaunchSite
     targets: frozenset[str]  # absolute names the subscripted object may be
+    # Names of other modules its arguments' context objects asked for (``ctx = make_ctx(...)``
+    # imported): linking reads the arguments again with the whole tree (``relaunch``).
+    imports: tuple[str, ...] = ()
 
 
 class LaunchCollector(NestingVisitor):
     """Collects subscript calls and local assignments; ``drafts()`` resolves them."""
 
-    def __init__(self, pm):
+    def __init__(self, pm, resolve=None):
         super().__init__()
         self.pm = pm
+        self.resolve = resolve  # another module's name -> value; None: the per-file pass
         self.values: dict[cst.Name, cst.BaseExpression] = {}  # assignment target -> value
         self.calls: list[tuple[cst.Call, str | None, cst.FunctionDef | None]] = []
         self.functions: list[cst.FunctionDef] = []
@@ -118,8 +122,18 @@ def _no_imports(fq: str):
     raise Unresolved(f"`{fq}` is imported")
 
 
-def find_launches(pm) -> list[LaunchDraft]:
-    collector = LaunchCollector(pm)
+def _asking(asked: list[str]):
+    """Per-file pass: another module's name is not followed here, but noted."""
+
+    def resolve(fq: str):
+        asked.append(fq)
+        _no_imports(fq)
+
+    return resolve
+
+
+def find_launches(pm, resolve=None) -> list[LaunchDraft]:
+    collector = LaunchCollector(pm, resolve)
     cst.visit_batched(pm.tree, [collector])
     return collector.drafts()
 
@@ -134,15 +148,17 @@ def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
             continue
         span = pm.span(call)
         grid = ", ".join(pm.code(el.slice).strip() for el in sub.slice)
+        asked: list[str] = []
+        resolve = collector.resolve or _asking(asked)
         out.append(LaunchDraft(
             LaunchSite(
                 path=pm.path, line=span.start_line, span=span, callee=pm.code(sub.value).strip(), grid=grid,
                 positional=sum(1 for a in call.args if a.keyword is None and not a.star),
                 keywords=tuple(a.keyword.value for a in call.args if a.keyword is not None),
                 has_star_args=any(a.star for a in call.args), function=function,
-                arguments=launch_arguments(pm, call, fn_node, _module_constants(pm)),
+                arguments=launch_arguments(pm, call, fn_node, _module_constants(pm), resolve),
             ),
-            frozenset(targets),
+            frozenset(targets), tuple(dict.fromkeys(asked)),
         ))
     return out
 

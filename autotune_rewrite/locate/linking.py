@@ -25,6 +25,7 @@ from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, kept, module_imports, parse_source
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
+from autotune_rewrite.locate.launches import LaunchDraft, find_launches
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.locate.per_target import TargetContext
@@ -242,21 +243,45 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
     facts = _through_other_modules(project, facts)
     drafts = [_complete(project, d, context) for f in facts.values() for d in f.sites]
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
+    rebound: set[int] = set()  # ``mod.k = triton.autotune(...)(mod.k)``: sites that rebind another module's global
     for i, d in enumerate(drafts):
         if d.handle is not None:
-            by_handle.setdefault((d.site.path, d.handle.rsplit(".", 1)[-1]), []).append(i)
+            key = (d.site.path, d.handle.rsplit(".", 1)[-1])
+            if d.site.bound_to is not None and "." in d.site.bound_to:
+                key = project.locate(d.handle)
+                rebound.add(i)
+            if key is not None:
+                by_handle.setdefault(key, []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
+    again: dict[str, dict] = {}
     for f in facts.values():
         for ld in f.launches:
+            ld = relaunch(project, ld, again)
             for fq in ld.targets:
                 where = project.locate(fq)
                 for i in by_handle.get(where, ()) if where is not None else ():
+                    if i in rebound and not (ld.launch.path == where[0] or "." in ld.launch.callee):
+                        continue  # ``from mod import k`` bound ``k`` at import time, maybe before the patch
                     launches.setdefault(i, {})[(ld.launch.path, ld.launch.span)] = ld.launch
     out = []
     for i, d in enumerate(drafts):
         found = sorted(launches.get(i, {}).values(), key=lambda l: (l.path, l.span.start_line, l.span.start_col))
         out.append(replace(d.site, launches=tuple(found)))
     return tell_apart(sorted(out, key=lambda s: (s.path, s.line, s.span.start_col)))
+
+
+def relaunch(project: Project, ld: LaunchDraft, again: dict[str, dict]) -> LaunchDraft:
+    """A launch whose arguments read a context object made by another module of the tree
+    (``ctx = make_ctx(...)`` imported): its arguments read again, following the tree's
+    modules (``again``: the re-read launches per file)."""
+    if not any(project.locate(fq) is not None for fq in ld.imports):
+        return ld
+    path = ld.launch.path
+    if path not in again:
+        pm = project.parsed(path)
+        again[path] = {d.launch.span: d for d in find_launches(pm, project.resolve)} if pm is not None else {}
+    found = again[path].get(ld.launch.span)
+    return replace(ld, launch=replace(ld.launch, arguments=found.launch.arguments)) if found is not None else ld
 
 
 def tell_apart(sites: list[AutotuneSite]) -> tuple[AutotuneSite, ...]:

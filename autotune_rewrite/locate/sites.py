@@ -242,7 +242,7 @@ class SiteFinder(NestingVisitor):
         info, name, extra, _dns, ref = (_kernel_from_expr(pm, call.args[0].value, self.bindings)
                                         if call.args else (None, "?", (), (), None))
         handle = (f"{pm.module_name}.{target.value}"
-                  if isinstance(target, cst.Name) and not self.stack else None)
+                  if isinstance(target, cst.Name) and not self.stack else _module_attribute(pm, target))
         bound = pm.code(target).strip() if isinstance(target, (cst.Name, cst.Attribute)) else None
         draft = build_site(pm, autotune, FORM_CALL, info, name, ("triton.autotune", *extra), self.resolve, handle, ref,
                            self.context)
@@ -279,6 +279,16 @@ def find_sites(pm, resolve: Callable, autotune: frozenset[str] = frozenset(),
     finder = SiteFinder(pm, resolve, autotune=autotune, context=context)
     cst.visit_batched(pm.tree, [finder])
     return finder.sites
+
+
+def _module_attribute(pm, target) -> str | None:
+    """``mod.k = triton.autotune(...)(mod.k)`` (anywhere, often in a class's ``__init__``):
+    the absolute name ``pkg.mod.k`` it rebinds, which every launch reading ``mod``'s global
+    ``k`` at call time goes through; None for any other target (``self.k = ...``)."""
+    if not isinstance(target, cst.Attribute) or not isinstance(target.value, (cst.Name, cst.Attribute)):
+        return None
+    names = pm.names(target)
+    return next(iter(names)) if len(names) == 1 else None
 
 
 __all__ = ["SiteDraft", "SiteFinder", "build_site", "find_sites"]
