@@ -97,6 +97,19 @@ def test_each_launch_argument_is_read_from_the_wrapper(pkg):
     assert facts["ROWS"].kind == "unknown"
 
 
+@pytest.mark.parametrize("rank_from", ["b, s, h, d = x.shape", "b, s, h, d = x.size()", "assert x.dim() == 4",
+                                       "assert len(x.shape) == 4"])
+def test_the_highest_stride_passed_is_not_the_last_dim_of_a_tensor_with_more_dims(pkg, rank_from):
+    # x has 4 dims: x.stride(1) is an outer stride the kernel takes as given, never 1.
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("    n = x.shape[0]\n", f"    n = x.shape[0]\n    {rank_from}\n"))
+    facts = {f.slot: f for f in _site(pkg).launches[0].arguments}
+    assert facts[6].kind == "int" and not facts[6].value_known
+    ops.write_text(ops.read_text().replace(rank_from, rank_from.replace("4", "2").replace("b, s, h, d", "b, s")))
+    facts = {f.slot: f for f in _site(pkg).launches[0].arguments}
+    assert (facts[6].value, facts[6].assumption) == (1, "x is contiguous in its last dim")  # 2 dims: stride(1) is last
+
+
 def test_the_spec_takes_the_launch_then_assumes_the_rest_visibly(pkg):
     site = _site(pkg)
     source = (pkg / "pkg" / "kernels.py").read_text()

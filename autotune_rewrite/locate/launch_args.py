@@ -20,6 +20,7 @@ from dataclasses import replace
 import libcst as cst
 
 from autotune_rewrite.locate.context_fields import context_field, spread_fields
+from autotune_rewrite.locate.tensor_ranks import tensor_ranks
 from autotune_rewrite.locate.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
@@ -505,9 +506,10 @@ def _join(facts: list[ArgFact], name: str) -> ArgFact:
                    assumption=_assumptions(facts))
 
 
-def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
+def _last_strides(pm, call: cst.Call, ranks: dict[str, int]) -> dict[cst.BaseExpression, str]:
     """``t.stride(i)`` arguments where ``i`` is the highest index the launch passes for ``t``
-    (at least 1): ``t``'s last dim, whose stride is 1 for a contiguous tensor."""
+    (at least 1): ``t``'s last dim, whose stride is 1 for a contiguous tensor; never when the
+    wrapper gives ``t`` more dims than that (``ranks``, see ``tensor_ranks``)."""
     by_tensor: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
     for a in call.args:
         v = a.value
@@ -517,6 +519,8 @@ def _last_strides(pm, call: cst.Call) -> dict[cst.BaseExpression, str]:
     out = {}
     for tensor, uses in by_tensor.items():
         top = max(i for i, _ in uses)
+        if ranks.get(tensor, top + 1) != top + 1:
+            continue
         if top >= 1 and len({i for i, _ in uses}) == top + 1:  # every dim up to it passed
             out.update({v: tensor for i, v in uses if i == top})
     return out
@@ -530,7 +534,7 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     value (or raises), for the context objects a field is read from."""
     wrapper = Wrapper(pm, fn)
     reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value), resolve)
-    last = _last_strides(pm, call)
+    last = _last_strides(pm, call, tensor_ranks(pm, fn))
     out = []
     index = 0
     after_star = False
