@@ -82,6 +82,14 @@ def test_an_asserted_set_is_one_spec_per_value_and_derived_values_follow_it(tmp_
     assert "`assert Lk in {48, 64, 128}` (line 12)" in why
 
 
+def test_the_assume_table_narrows_an_asserted_set(tmp_path):
+    # The user's serving head dim is one of the allowed ones: one spec, still consistent.
+    res = _resolve(_pkg(tmp_path, WRAPPER), assume={"HEAD_DIM": (128,)})
+    assert _values(res) == [(128, 128)]
+    (why,) = [a.source for a in res.specs[0].assumptions if a.parameter == "BLOCK_D"]
+    assert "narrowed to {128} by the assume table's HEAD_DIM" in why
+
+
 def test_a_raise_on_a_module_constant_set_pins_a_parameter(tmp_path):
     wrapper = WRAPPER.replace('    assert Lk in {48, 64, 128}, "unsupported head dim"\n',
                               '    if Lk not in SUPPORTED:\n        raise ValueError(f"head dim {Lk}")\n')

@@ -141,7 +141,7 @@ def resolve_specs(
             sources.append("launches")
         else:
             per_launch = [inf.one_draft(ctx, "default", {}, {}, None)]
-        drafts = [b for d in per_launch for s in cases.stated(ctx, d) for b in cases.branches(ctx, s)]
+        drafts = [b for d in per_launch for s in cases.stated(ctx, d, assume) for b in cases.branches(ctx, s)]
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
     for d in drafts:

@@ -33,16 +33,18 @@ def branches(ctx: Context, draft: Draft) -> list[Draft]:
     return sweep(ctx, draft, draft.options, draft.option_why.get, fill=set(draft.options))
 
 
-def stated(ctx: Context, draft: Draft) -> list[Draft]:
+def stated(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]] | None = None) -> list[Draft]:
     """One spec per value of the names the wrapper pins before the launch (``assert Lk in {64,
     128}``, ``if D not in SUPPORTED: raise``), each parameter computed from them
     (``HEAD_DIM=Lk``, ``BLOCK_D=triton.next_power_of_2(Lk)``) evaluated on the same value and
     listed with the statement it rests on. More than ``MAX_SWEEP`` combinations: those
-    parameters stay missing, saying so."""
+    parameters stay missing, saying so. The ``assume`` table narrows a set: ``HEAD_DIM = 128``
+    for ``HEAD_DIM=Lk`` sweeps ``Lk`` over {128} only (the user's serving shape)."""
     if not draft.stated_exprs:
         return [draft]
     from autotune_rewrite.evaluate import Known, evaluate_text, free_names
 
+    draft = _narrowed(draft, assume or {})
     keys = list(draft.stated)
     sizes = [len(draft.stated[k][0]) for k in keys]
     plain = dataclasses.replace(draft, stated={}, stated_exprs={})
@@ -71,6 +73,19 @@ def stated(ctx: Context, draft: Draft) -> list[Draft]:
             new.params[n] = ParamSpec("constexpr", value, assumption=a, source="launch")
         out.append(new)
     return out
+
+
+def _narrowed(draft: Draft, assume: Mapping[str, tuple[Any, ...]]) -> Draft:
+    """The stated sets cut to what the ``assume`` table gives a parameter passed as the pinned
+    name itself (``HEAD_DIM=Lk``); values outside the set are the user's word and replace it."""
+    sets = dict(draft.stated)
+    for param, text in draft.stated_exprs.items():
+        if param in assume and text.strip() in sets:
+            values, words = sets[text.strip()]
+            given = tuple(assume[param])
+            kept = tuple(v for v in values if v in given) or given
+            sets[text.strip()] = (kept, words + f", narrowed to {_set(kept)} by the assume table's {param}")
+    return dataclasses.replace(draft, stated=sets) if sets != draft.stated else draft
 
 
 def _set(values: tuple) -> str:
