@@ -8,11 +8,13 @@ the second scan really parsed; the sites must equal those of a scan without any 
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from autotune_rewrite.locate.facts import FileFacts
+from autotune_rewrite.locate.link_cache import Entry as LinkEntry
 from autotune_rewrite.locate.scan import scan
 
 KERNEL = (
@@ -86,10 +88,20 @@ def test_a_helper_module_edit_reaches_the_cached_kernel_file(tree: Path, tmp_pat
     # by linking, which runs on every scan: the new module variable is seen.
     cache = tmp_path / "cache"
     assert configs_of(scan(tree, jobs=1, cache_dir=cache), "a_kernel") == [{"BLOCK": 32}, {"BLOCK": 64}]
+    # Its link (configs evaluated in tuning.py and consts.py) is stored: mark it, and see it reused
+    # after an edit elsewhere.
+    (entry,) = (cache / "links").rglob("*.pickle")
+    stored = pickle.loads(entry.read_bytes())
+    entry.write_bytes(pickle.dumps(replace(stored, result=replace(
+        stored.result, site=replace(stored.result.site, configs_origin="MARKED")))))
+    (tree / "pkg/kern_c.py").write_text(kernel("c_kernel", LITERAL.replace("64", "128")))
+    (site,) = [s for s in scan(tree, jobs=1, cache_dir=cache).sites if s.kernel == "a_kernel"]
+    assert site.configs_origin == "MARKED"
     (tree / "pkg/consts.py").write_text("BLOCKS = (16, 128, 256)\n")
     again = scan(tree, jobs=1, cache_dir=cache)
     assert again.files_analysed == 0  # consts.py says neither autotune nor a kernel's name
     assert configs_of(again, "a_kernel") == [{"BLOCK": 16}, {"BLOCK": 128}, {"BLOCK": 256}]
+    assert [s.configs_origin for s in again.sites if s.kernel == "a_kernel"] != ["MARKED"]
     assert again.sites == cold(tree).sites
 
 
@@ -107,6 +119,21 @@ def test_a_new_module_a_file_names_invalidates_that_file_only(tree: Path, tmp_pa
     assert again.sites == cold(tree).sites
 
 
+def test_a_module_that_appears_is_seen_by_a_cached_link(tree: Path, tmp_path: Path):
+    # kern_e.py's configs wait on pkg.more (pkg is in the tree, so linking looks): first there is
+    # no such module, then there is. The kernel file did not change; its stored link must not hold.
+    cache = tmp_path / "cache"
+    write(tree, {"pkg/kern_e.py": kernel("e_kernel", "CONFIGS", "from pkg.more import CONFIGS\n")})
+    assert configs_of(scan(tree, jobs=1, cache_dir=cache), "e_kernel") is None
+    assert configs_of(scan(tree, jobs=1, cache_dir=cache), "e_kernel") is None  # from the caches
+    write(tree, {"pkg/more.py": f"import triton\n\nCONFIGS = {LITERAL}\n"})
+    again = scan(tree, jobs=1, cache_dir=cache)
+    assert configs_of(again, "e_kernel") == [{"BLOCK": 64}]
+    assert again.sites == cold(tree).sites
+    (tree / "pkg/more.py").unlink()
+    assert configs_of(scan(tree, jobs=1, cache_dir=cache), "e_kernel") is None
+
+
 def test_a_corrupt_entry_is_ignored_and_rewritten(tree: Path, tmp_path: Path):
     cache = tmp_path / "cache"
     first = scan(tree, jobs=1, cache_dir=cache)
@@ -115,10 +142,13 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(tree: Path, tmp_path: Path):
     entries[0].write_bytes(b"\x80\x05not a pickle")
     entries[1].write_bytes(pickle.dumps("a string, not FileFacts"))
     entries[2].write_bytes(b"")
+    for link in (cache / "links").rglob("*.pickle"):
+        link.write_bytes(b"garbage")
     again = scan(tree, jobs=1, cache_dir=cache)
     assert again.files_analysed == 3 and again.sites == first.sites
     for entry in entries[:3]:
         assert isinstance(pickle.loads(entry.read_bytes()), FileFacts)
+    assert all(isinstance(pickle.loads(p.read_bytes()), LinkEntry) for p in (cache / "links").rglob("*.pickle"))
     assert scan(tree, jobs=1, cache_dir=cache).files_analysed == 0
 
 

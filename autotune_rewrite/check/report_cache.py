@@ -24,8 +24,6 @@ size cap (``disk_cache``, ``cache_admin.trim``).
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import functools
 import hashlib
 import sys
@@ -35,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite import disk_cache
+from autotune_rewrite.disk_cache import canonical
 from autotune_rewrite.changed import SiteInputs
 from autotune_rewrite.outcomes import Status
 
@@ -61,26 +60,6 @@ def code_digest() -> str:
         h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
     return h.hexdigest()
-
-
-def canonical(value: Any) -> Any:
-    """A JSON-able form that is the same in every process: sets sorted (their order follows
-    string hashing, which changes per process), dataclasses by field, enums by value."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [type(value).__qualname__, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
-    if isinstance(value, enum.Enum):
-        return [type(value).__qualname__, canonical(value.value)]
-    if isinstance(value, (list, tuple)):
-        return [canonical(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((canonical(v) for v in value), key=repr)
-    if isinstance(value, dict):
-        return sorted(([canonical(k), canonical(v)] for k, v in value.items()), key=repr)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Path):
-        return value.as_posix()
-    return [type(value).__qualname__, repr(value)]
 
 
 class ReportCache:

@@ -24,6 +24,7 @@ from autotune_rewrite.locate.aliases import alias_words
 from autotune_rewrite.locate.facts_cache import FactsCache
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, forget_kept, read_source
 from autotune_rewrite.locate.kernel_names import ambiguity, matching
+from autotune_rewrite.locate.link_cache import LinkCache
 from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.locate.scan_cache import locator_digest
 from autotune_rewrite.model import AutotuneSite, ScanResult
@@ -162,8 +163,9 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     facts.update({f.path: f for f in second})
     try:
         with stopwatch.stage("link"):
+            links = LinkCache(cache_dir, fileset.root, locator_digest()) if cache_dir is not None else None
             sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
-                         _targets(settings), settings.env)
+                         _targets(settings), settings.env, links)
     finally:
         forget_kept()
     errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
