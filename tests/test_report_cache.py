@@ -104,3 +104,17 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(repo: Path, tmp_path: Path):
     assert reused(again) == {"b_kernel"} and figures(again) == figures(cold)
     assert isinstance(pickle.loads(entries["a_kernel"].read_bytes()), Entry)  # rewritten with the real reports
     assert reused(run(repo, cache)) == {"b_kernel"}  # b's mark still there; a's entry is the real one now
+
+
+def test_heuristics_kernels_of_one_file_share_one_parse(tmp_path: Path):
+    from test_spec_inference import HEURISTIC_KERNEL
+
+    from autotune_rewrite.check.heuristics import heuristics_of
+    from autotune_rewrite.locate.scan import scan
+
+    (tmp_path / "h.py").write_text(HEURISTIC_KERNEL + HEURISTIC_KERNEL.split("\n", 3)[3].replace("h_kernel", "g_kernel"))
+    first, second = sorted(scan(tmp_path, jobs=1).sites, key=lambda s: s.kernel)
+    parsed: dict = {}
+    a, b = heuristics_of(tmp_path, first, parsed), heuristics_of(tmp_path, second, parsed)
+    assert len(parsed) == 1 and a[0].pm is b[0].pm  # one parse for both kernels
+    assert [h.name for h in a] == [h.name for h in heuristics_of(tmp_path, first)] == ["EVEN", "HAS_G", "OPAQUE"]

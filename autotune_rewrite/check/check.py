@@ -356,6 +356,7 @@ def check(
     fresh: dict[int, tuple[AutotuneSite, str]] = {}  # views computed now: id -> (view, key)
     site_warnings: dict[int, list[str]] = {}
     reused = [0]
+    heuristic_modules: dict = {}  # (path, bytes) -> parsed module, for @triton.heuristics
 
     def work():
         # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
@@ -396,7 +397,7 @@ def check(
             with stopwatch.stage("specs"):
                 resolution = launch_spec.resolve_specs(
                     site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
-                    assume_origin, _heuristics(base, site))
+                    assume_origin, _heuristics(base, site, heuristic_modules))
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -513,14 +514,15 @@ def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[
     return table, origin or "--assume"
 
 
-def _heuristics(base: Path, site: AutotuneSite) -> tuple:
+def _heuristics(base: Path, site: AutotuneSite, parsed: dict | None = None) -> tuple:
     """The kernel's ``@triton.heuristics``; the module (and LibCST with it) is imported only for a
-    kernel that has some, so a warm rerun of other kernels does not pay for it."""
+    kernel that has some, so a warm rerun of other kernels does not pay for it. ``parsed``: the
+    run's parsed modules (one parse per file, however many such kernels it holds)."""
     if not any(d in HEURISTICS for d in site.decorators):
         return ()
     from autotune_rewrite.check.heuristics import heuristics_of
 
-    return heuristics_of(base, site)
+    return heuristics_of(base, site, parsed)
 
 
 def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) -> tuple[str, ...]:
