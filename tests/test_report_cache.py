@@ -65,6 +65,7 @@ def test_a_warm_run_reuses_every_unchanged_kernel(repo: Path, tmp_path: Path):
     assert reused(warm) == {"a_kernel", "b_kernel"}
     assert figures(warm) == figures(cold)
     assert warm.compiled == 0 and warm.cached == cold.compiled + cold.cached
+    assert all(v.outcome.cached for r in warm.reports for v in r.verdicts)
 
 
 @pytest.mark.parametrize("rel, old, new", [

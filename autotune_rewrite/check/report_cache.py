@@ -28,7 +28,7 @@ import functools
 import hashlib
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +94,13 @@ class ReportCache:
 
     def get(self, key: str | None) -> Entry | None:
         entry = self.store.read_pickle(key, Entry) if key is not None else None
-        if entry is not None:
-            self.hits += 1
-        else:
+        if entry is None:
             self.misses += 1
-        return entry
+            return None
+        self.hits += 1
+        # Every outcome behind a reused report is a cached one now (``"cached"`` per config).
+        return replace(entry, reports=tuple(replace(r, verdicts=tuple(
+            replace(v, outcome=replace(v.outcome, cached=True)) for v in r.verdicts)) for r in entry.reports))
 
     def put(self, key: str | None, entry: Entry) -> bool:
         if key is None or not entry.reports or any(r.status not in _STORED for r in entry.reports):
