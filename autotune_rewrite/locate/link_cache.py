@@ -9,7 +9,8 @@ module, and of every module the evaluation reaches). What that step computes
 - the site's draft (from its file's facts), the run's targets and env, and which names of
   other modules stand for ``triton.autotune`` in its file (``Project.autotune``);
 - every file ``Project`` opened or consulted for it (``parsed``, ``imports``, ``names``, a
-  kernel's facts, data files), by content;
+  kernel's facts, data files), by content and by the tree names it mentions (a file's facts
+  depend on those too, ``facts_cache``);
 - every module lookup it made (``find_module``) and its answer: a new or removed file that
   would change an answer (a module now in the tree) shows there;
 - the locator's code, Python's and LibCST's versions.
@@ -22,12 +23,14 @@ result (with its fresh dependencies) replaces it; writes are atomic (``disk_cach
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from autotune_rewrite import disk_cache
+from autotune_rewrite.locate.facts_cache import relevant_tree_names
 
 NAMESPACE = "links"
 SCHEMA = 1
@@ -35,7 +38,7 @@ SCHEMA = 1
 
 @dataclass(frozen=True)
 class Entry:
-    files: tuple[tuple[str, str | None], ...]  # (path, SHA-256 or None when absent)
+    files: tuple[tuple[str, Any], ...]  # (path, (SHA-256 or None when absent, tree names it mentions))
     modules: tuple[tuple[str, str | None], ...]  # (dotted name, the file it resolved to)
     result: Any  # the completed SiteDraft
 
@@ -49,16 +52,23 @@ class Recorder:
 
 
 class LinkCache:
-    def __init__(self, cache_dir: Path, root: Path, locator: str):
+    def __init__(self, cache_dir: Path, root: Path, locator: str, tree_names: frozenset[str] = frozenset()):
         self.store = disk_cache.namespace(NAMESPACE, SCHEMA, cache_dir, suffix=".pickle")
-        self.root, self.locator = Path(root), locator
-        self._digests: dict[str, str | None] = {}
+        self.root, self.locator, self.tree_names = Path(root), locator, tree_names
+        self._prints: dict[str, tuple] = {}
         self.hits = 0
 
-    def digest(self, rel: str) -> str | None:
-        if rel not in self._digests:
-            self._digests[rel] = disk_cache.file_digest(self.root / rel)
-        return self._digests[rel]
+    def fingerprint(self, rel: str) -> tuple:
+        """(SHA-256, tree names mentioned) of a file; (None, ()) when it cannot be read."""
+        if rel not in self._prints:
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError:
+                self._prints[rel] = (None, ())
+            else:
+                self._prints[rel] = (hashlib.sha256(data).hexdigest(),
+                                     relevant_tree_names(rel, data, self.tree_names))
+        return self._prints[rel]
 
     def complete(self, project, draft, context, compute: Callable) -> Any:
         """``compute(project, draft, context)``, or its stored result while what it read is unchanged."""
@@ -75,12 +85,12 @@ class LinkCache:
             result = compute(project, draft, context)
         finally:
             project.recorder = None
-        self.store.write_pickle(key, Entry(tuple((f, self.digest(f)) for f in sorted(recorder.files)),
+        self.store.write_pickle(key, Entry(tuple((f, self.fingerprint(f)) for f in sorted(recorder.files)),
                                            tuple(sorted(recorder.modules.items())), result))
         return result
 
     def _holds(self, project, entry: Entry) -> bool:
-        if any(self.digest(path) != digest for path, digest in entry.files):
+        if any(self.fingerprint(path) != tuple(known) for path, known in entry.files):
             return False
         return all(project.resolver.find(dotted) == found for dotted, found in entry.modules)
 

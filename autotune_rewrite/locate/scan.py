@@ -163,7 +163,7 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     facts.update({f.path: f for f in second})
     try:
         with stopwatch.stage("link"):
-            links = LinkCache(cache_dir, fileset.root, locator_digest()) if cache_dir is not None else None
+            links = LinkCache(cache_dir, fileset.root, locator_digest(), tree_names) if cache_dir is not None else None
             sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
                          _targets(settings), settings.env, links)
     finally:
