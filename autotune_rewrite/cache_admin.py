@@ -56,7 +56,7 @@ def parse_size(text: str | int) -> int:
 @dataclass(frozen=True)
 class Entry:
     path: Path
-    kind: str  # the namespace: outcomes, bundles, scans, smem-models
+    kind: str  # the namespace: outcomes, bundles, scans, file-facts, links, reports, smem-models
     size: int
     used: float  # mtime: written or last read
 

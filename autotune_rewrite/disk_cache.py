@@ -22,6 +22,8 @@ metadata): a warm run must stay cheap.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import enum
 import functools
 import hashlib
 import json
@@ -121,6 +123,26 @@ def make_key(name: str, schema: int, *parts: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+def canonical(value: Any) -> Any:
+    """A JSON-able form that is the same in every process: sets sorted (their order follows
+    string hashing, which changes per process), dataclasses by field, enums by value."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__qualname__, {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}]
+    if isinstance(value, enum.Enum):
+        return [type(value).__qualname__, canonical(value.value)]
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return sorted(([canonical(k), canonical(v)] for k, v in value.items()), key=repr)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Path):
+        return value.as_posix()
+    return [type(value).__qualname__, repr(value)]
+
+
 @dataclass(frozen=True)
 class Namespace:
     """One cache: entries ``<root>/<name>/<key[:2]>/<key><suffix>``."""
@@ -177,4 +199,4 @@ def namespace(name: str, schema: int, cache_dir: Path | None = None, suffix: str
     return Namespace(Path(cache_dir) if cache_dir is not None else default_cache_dir(), name, schema, suffix)
 
 
-__all__ = ["ENV_VAR", "Namespace", "bytes_written", "make_key", "default_cache_dir", "file_digest", "namespace", "tool_versions", "touch", "write_atomic"]
+__all__ = ["ENV_VAR", "Namespace", "canonical", "bytes_written", "make_key", "default_cache_dir", "file_digest", "namespace", "tool_versions", "touch", "write_atomic"]

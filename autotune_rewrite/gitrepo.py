@@ -39,14 +39,15 @@ class Worktree:
     prunable: bool
 
 
-def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = True) -> str:
+def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = True,
+         env: dict[str, str] | None = None) -> str:
     """``git <args>`` in ``cwd``; raises git.GitCommandError (or GitCommandNotFound). Every call
     is ``--no-optional-locks``: a lookup (``ls-files``, ``rev-parse``) must not refresh the
     user's index as a side effect either (seen once under load in the index test)."""
     cmd = git.Git(str(cwd))
     argv = ["git", *(() if args[:1] == ("--no-optional-locks",) else ("--no-optional-locks",)), *args]
     if stdin is None:
-        return cmd.execute(argv, strip_newline_in_stdout=strip)
+        return cmd.execute(argv, strip_newline_in_stdout=strip, env=env)
     with tempfile.TemporaryFile() as fh:  # GitPython feeds stdin from a file object
         fh.write(stdin.encode("utf-8"))
         fh.seek(0)
@@ -110,10 +111,18 @@ def changed_since(folder: Path, sha: str) -> tuple[list[str], list[str]]:
     """(paths that differ between ``sha`` and the working tree, paths that did not exist at
     ``sha``), relative to ``folder`` and limited to it. Committed, staged and unstaged changes
     of tracked files and untracked files that are not ignored all count; a rename is its two
-    paths (``--no-renames``: a delete and an add). Read-only: ``--no-optional-locks`` keeps git
-    from refreshing the user's index as a side effect."""
-    out = _run(folder, "--no-optional-locks", "diff", "--name-status", "-z", "--no-renames", "--relative",
-               sha, "--", strip=False)
+    paths (``--no-renames``: a delete and an add). Read-only: ``git diff`` refreshes and writes
+    the index it reads whatever ``--no-optional-locks`` says (seen: a stat-dirty file's entry
+    rewritten), so it reads a private copy of the user's index (``GIT_INDEX_FILE``)."""
+    with tempfile.TemporaryDirectory(prefix="autotune-rewrite-index-") as tmp:
+        env = None
+        index = _try(folder, "rev-parse", "--path-format=absolute", "--git-path", "index")
+        if index and Path(index).is_file():
+            copy = Path(tmp) / "index"
+            copy.write_bytes(Path(index).read_bytes())
+            env = {"GIT_INDEX_FILE": str(copy)}
+        out = _run(folder, "--no-optional-locks", "diff", "--name-status", "-z", "--no-renames", "--relative",
+                   sha, "--", strip=False, env=env)
     fields = [f for f in out.split("\0") if f]
     changed, added = [], []
     for status, path in zip(fields[0::2], fields[1::2]):

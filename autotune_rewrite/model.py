@@ -255,6 +255,7 @@ class ScanResult:
     files_scanned: int
     sites: tuple[AutotuneSite, ...] = ()
     errors: tuple[FileError, ...] = ()
+    files_analysed: int = 0  # files this scan parsed and analysed (the others' facts came from the cache)
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -9,7 +9,8 @@ the same re-scan and re-cut of that file) and the full ``check`` is timed; anoth
 user sees them. Prints JSON::
 
     {"repo", "touched", "sites", "rounds", "full_s": [...], "changed_s": [...],
-     "full_median_s", "changed_median_s", "ratio" (changed / full), "judged_changed", "line",
+     "full_median_s", "changed_median_s", "ratio" (changed / full), "full_cpu_s", "changed_cpu_s"
+     (user + sys seconds of each command and its workers), "judged_changed", "line",
      "load_average_before", "cpu_count", "triton"}
 
     PYTHONPATH=. python benchmarks/changed_since.py --repo /tmp/corpus-changed/pytorch__FBGEMM \
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,12 +36,23 @@ ROOT = Path(__file__).resolve().parents[1]
 def _cli(repo: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
            "NO_COLOR": "1", "AUTOTUNE_REWRITE_HEARTBEAT_S": "0"}
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     done = subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=repo, env=env,
                           capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(args)}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    _CPU.append(_children_cpu() - cpu)
     return time.perf_counter() - start, done
+
+
+_CPU: list[float] = []  # CPU seconds (user + sys, the command and its workers) of each _cli call
+
+
+def _children_cpu() -> float:
+    # CPU time does not grow with the box's load as wall time does: on a shared 2-core box it is
+    # the figure to compare between runs made at different loads.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _first_kernel_file(repo: Path, jobs: list[str]) -> str:
@@ -65,14 +78,17 @@ def main() -> None:
         touched = args.touch or _first_kernel_file(clone, jobs)
         _cli(clone, "check", ".", *jobs)  # warm every cache for this clone (untimed)
         full, changed, line, judged = [], [], "", None
+        full_cpu, changed_cpu = [], []
         for i in range(args.rounds):
             with (clone / touched).open("a") as fh:
                 fh.write(f"# touched for the benchmark, full run {i}\n")
             full.append(_cli(clone, "check", ".", *jobs)[0])
+            full_cpu.append(_CPU[-1])
             with (clone / touched).open("a") as fh:
                 fh.write(f"# touched for the benchmark, changed run {i}\n")
             seconds, done = _cli(clone, "check", ".", "--changed-since", "HEAD", "--format", "json", *jobs)
             changed.append(seconds)
+            changed_cpu.append(_CPU[-1])
             doc = json.loads(done.stdout)["changed_since"]
             line, judged, sites = doc["line"], doc["judged"], doc["sites"]
     from autotune_rewrite.check.resources import triton_version
@@ -88,6 +104,8 @@ def main() -> None:
         "full_median_s": round(statistics.median(full), 2),
         "changed_median_s": round(statistics.median(changed), 2),
         "ratio": round(statistics.median(changed) / statistics.median(full), 3),
+        "full_cpu_s": [round(s, 2) for s in full_cpu],
+        "changed_cpu_s": [round(s, 2) for s in changed_cpu],
         "judged_changed": judged,
         "line": line,
         "load_average_before": round(load, 2),

@@ -88,6 +88,7 @@ def repo(tmp_path: Path) -> Path:
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "init")
+    scan(root, jobs=1, cache_dir=tmp_path / "scan-cache")  # warm: each change below meets cached facts and links
     return root
 
 
@@ -101,7 +102,7 @@ def edit(repo: Path, rel: str, old: str, new: str) -> None:
 def selected(repo: Path, ref: str = "HEAD") -> dict[str, Why]:
     settings = Settings.find(repo)
     root = Path(settings.root)
-    sites = scan(root, jobs=1, settings=settings).sites
+    sites = scan(root, jobs=1, settings=settings, cache_dir=repo.parent / "scan-cache").sites
     assert {s.kernel for s in sites} >= {"a_kernel", "b_kernel"}
     selection = changed_sites(sites, changes_since(root, ref), SiteInputsOf(root, RunBundles(root, None)))
     assert selection.total == len(sites)

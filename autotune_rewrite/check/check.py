@@ -151,12 +151,14 @@ def per_target_views(sites: Sequence[AutotuneSite], targets: tuple[Target, ...])
 
 def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
                  bundles: dict[int, KernelBundle] | None = None,
-                 on_report: Callable[[KernelReport], None] | None = None) -> list[KernelReport]:
+                 on_report: Callable[[KernelReport], None] | None = None,
+                 counts: dict[int, int] | None = None) -> list[KernelReport]:
     """``work``: (site, specs) pairs, possibly a generator that plans the next site only when
     asked (its compiles start while it does); sites without configs or bundle come back as
     skips. ``bundles``: already built, by ``id(site)``. Every site ends as reports, in ``work``'s
     order, never an exception; ``on_report`` gets each one as soon as it is final (a kernel that
-    cannot be judged before any compile, a compiled one when its last compile is in)."""
+    cannot be judged before any compile, a compiled one when its last compile is in).
+    ``counts``: filled with the compile outcomes each report was built from, by its index."""
     slots: list[KernelReport | None] = []
     bundle_of = RunBundles(root, run.derived_cache)
 
@@ -172,7 +174,7 @@ def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
                 if isinstance(item, KernelReport):
                     settle(len(slots) - 1, item)
                 else:
-                    _submit(stream, len(slots) - 1, item, run, model, settle)
+                    _submit(stream, len(slots) - 1, item, run, model, settle, counts=counts)
             stream.pump()  # take in what has finished meanwhile: its reports go out now
         stream.drain()
     return slots  # type: ignore[return-value]
@@ -216,7 +218,8 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
         yield plan
 
 
-def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, retry: bool = True) -> None:
+def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, retry: bool = True,
+            counts: dict[int, int] | None = None) -> None:
     """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
     which is also its priority: earlier kernels finish first). The probes that every config
     compiling would ask for are queued with the configs (``likely_probe_jobs``). A spec whose
@@ -224,14 +227,19 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, re
     compiler named (``dtype_retry``)."""
     answered = []
 
+    def count(outcomes) -> None:
+        if counts is not None:
+            counts[i] = counts.get(i, 0) + len(outcomes)
+
     def configs_done(outcomes) -> None:
         answered.append(True)
+        count(outcomes)
         with stopwatch.stage("reports"):
             verdicts = verdicts_of(plan, run.tally(outcomes))
             early = early_report(plan, verdicts, run)
             again = _retyped_plan(plan, early, run) if early is not None and retry else None
             if again is not None:
-                _submit(stream, i, again, run, model, settle, retry=False)
+                _submit(stream, i, again, run, model, settle, retry=False, counts=counts)
                 return
             if early is not None:
                 settle(i, early)
@@ -244,6 +252,7 @@ def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, re
         stream.add([p.job for _, _, p in wanted], lambda probed: probes_done(verdicts, wanted, probed), priority=i)
 
     def probes_done(verdicts, wanted, probed) -> None:
+        count(probed)
         with stopwatch.stage("reports"):
             try:
                 report = report_of(plan, verdicts, wanted, run.tally(probed), 0, run, model)
@@ -329,21 +338,42 @@ def check(
     run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm(), stop_early=not full)
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
+    inputs_of = _inputs_of(base, bundle_of, bundles) if changes is not None or use_cache else None
     selection = None
     if changes is not None:
         with stopwatch.stage("changed"):
-            selection = _changed(base, sites, changes, bundle_of, bundles)
+            selection = _changed(sites, changes, inputs_of)
         sites = list(selection.sites)
     launch_spec.check_assume_dtype(assume_dtype)  # a bad flag is the run's error, not a kernel's
     assumed_values, assume_origin = assume_table(settings, assume)
     warnings = list(unused_assume_names(assumed_values, sites))
     info = RunInfo(str(base), targets, triton_version(),
                    tuple((t.arch.name, ptxas_version(t.arch.capability)) for t in targets))
+    # A kernel whose reports are stored under exactly its inputs is not resolved, planned or
+    # looked up again (``report_cache``): a warm run of an unchanged kernel costs a file hash.
+    reuse = _report_cache(cache_dir or default_cache_dir(), base, inputs_of, info, settings, assume_dtype,
+                          assumed_values, exact, fit_model, full) if use_cache else None
+    fresh: dict[int, tuple[AutotuneSite, str]] = {}  # views computed now: id -> (view, key)
+    site_warnings: dict[int, list[str]] = {}
+    reused = [0]
+    heuristic_modules: dict = {}  # (path, bytes) -> parsed module, for @triton.heuristics
 
     def work():
         # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
         # the pool is busy while the rest of the repository is still being cut and resolved.
         for site, mine in per_target_views(sites, targets):
+            key = None
+            if reuse is not None and site.configs:
+                with stopwatch.stage("report cache"):
+                    key = reuse.key(site, mine)
+                    hit = reuse.get(key)
+                if hit is not None:
+                    warnings.extend(hit.warnings)
+                    reused[0] += hit.outcomes
+                    yield site, hit.reports, mine
+                    continue
+            if key is not None:
+                fresh[id(site)] = (site, key)
             yield from (item + (mine,) for item in site_work(site))
 
     def site_work(site):
@@ -367,7 +397,7 @@ def check(
             with stopwatch.stage("specs"):
                 resolution = launch_spec.resolve_specs(
                     site, entries, assume_dtype, bundles[id(site)].source, settings_file, assumed_values, exact,
-                    assume_origin, _heuristics(base, site))
+                    assume_origin, _heuristics(base, site, heuristic_modules))
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001
@@ -376,10 +406,16 @@ def check(
         if resolution.not_compiled:
             warnings.append(f"{site.ident}: {len(resolution.not_compiled)} more distinct launches not compiled "
                             f"(at most {len(resolution.specs)} per kernel): {', '.join(resolution.not_compiled)}")
+            site_warnings.setdefault(id(site), []).append(warnings[-1])
         yield site, _specs_or_needs(resolution, launch_spec.settings_destination(settings.source))
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
-    reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit)
+    counts: dict[int, int] = {}
+    reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit,
+                           counts=counts)
+    if reuse is not None:
+        with stopwatch.stage("report cache"):
+            _store_reports(reuse, reports, fresh, site_warnings, counts)
     if run.farm_events:
         from autotune_rewrite.output.farm import farm_warnings  # words live in output/
 
@@ -396,7 +432,7 @@ def check(
         triton_version=info.triton_version,
         ptxas_versions=info.ptxas_versions,
         compiled=run.compiled,
-        cached=run.cached,
+        cached=run.cached + reused[0],
         seconds=time.perf_counter() - start,
         changed=selection,
         sites=tuple(result.sites),
@@ -410,17 +446,60 @@ def _changes(base: Path, ref: str):
         return changes_since(base, ref)
 
 
-def _changed(base: Path, sites: Sequence[AutotuneSite], changes, bundle_of: RunBundles,
-             bundles: dict[int, KernelBundle]) -> Selection:
-    """The sites whose inputs changed (``changed``); the bundles cut here are kept for the run."""
-    from autotune_rewrite.changed import changed_sites
+def _inputs_of(base: Path, bundle_of: RunBundles, bundles: dict[int, KernelBundle]):
+    """Each site's inputs (``changed_inputs``); the bundles cut for them are kept for the run."""
     from autotune_rewrite.changed_inputs import SiteInputsOf
 
     def cut(site: AutotuneSite) -> KernelBundle:
-        bundles[id(site)] = bundle_of(site)
+        if id(site) not in bundles:
+            bundles[id(site)] = bundle_of(site)
         return bundles[id(site)]
 
-    return changed_sites(sites, changes, SiteInputsOf(base, cut))
+    return SiteInputsOf(base, cut)
+
+
+def _changed(sites: Sequence[AutotuneSite], changes, inputs_of) -> Selection:
+    """The sites whose inputs changed (``changed``)."""
+    from autotune_rewrite.changed import changed_sites
+
+    return changed_sites(sites, changes, inputs_of)
+
+
+def _report_cache(cache_dir: Path, base: Path, inputs_of, info: RunInfo, settings: Settings, assume_dtype,
+                  assumed_values, exact: bool, fit_model: bool, full: bool):
+    """The run's ``ReportCache``, keyed by everything of the run a report reads."""
+    from autotune_rewrite import gitrepo
+    from autotune_rewrite.check.compile_cache import compiler_environment
+    from autotune_rewrite.check.crosscompile import fp_fusion_setting
+    from autotune_rewrite.check.report_cache import ReportCache
+
+    run = {"targets": info.targets, "triton": info.triton_version, "ptxas": info.ptxas_versions,
+           "settings": settings, "assume_dtype": assume_dtype, "assume": assumed_values, "exact": exact,
+           "fit_model": fit_model, "full": full, "environment": compiler_environment(),
+           "fp_fusion": fp_fusion_setting()}
+    listed: list = []  # git's file list, asked once and only when a site needs it
+
+    def tree_files():
+        if not listed:
+            listed.append(gitrepo.ls_files(base))
+        return listed[0]
+
+    return ReportCache(cache_dir, base, inputs_of, tree_files, run)
+
+
+def _store_reports(reuse, reports: Sequence[KernelReport], fresh: dict, site_warnings: dict,
+                   counts: dict[int, int]) -> None:
+    """Store the reports of each view computed now (``report_cache`` keeps only final outcomes)."""
+    from autotune_rewrite.check.report_cache import Entry
+
+    by_view: dict[int, list[int]] = {}
+    for i, report in enumerate(reports):
+        by_view.setdefault(id(report.site), []).append(i)
+    for view_id, (_view, key) in fresh.items():
+        slots = by_view.get(view_id)
+        if slots:
+            reuse.put(key, Entry(tuple(reports[i] for i in slots), tuple(site_warnings.get(view_id, ())),
+                                 sum(counts.get(i, 0) for i in slots)))
 
 
 def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[dict[str, tuple], str]:
@@ -435,14 +514,15 @@ def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[
     return table, origin or "--assume"
 
 
-def _heuristics(base: Path, site: AutotuneSite) -> tuple:
+def _heuristics(base: Path, site: AutotuneSite, parsed: dict | None = None) -> tuple:
     """The kernel's ``@triton.heuristics``; the module (and LibCST with it) is imported only for a
-    kernel that has some, so a warm rerun of other kernels does not pay for it."""
+    kernel that has some, so a warm rerun of other kernels does not pay for it. ``parsed``: the
+    run's parsed modules (one parse per file, however many such kernels it holds)."""
     if not any(d in HEURISTICS for d in site.decorators):
         return ()
     from autotune_rewrite.check.heuristics import heuristics_of
 
-    return heuristics_of(base, site)
+    return heuristics_of(base, site, parsed)
 
 
 def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) -> tuple[str, ...]:

@@ -39,9 +39,11 @@ class Heuristic:
     node: cst.Lambda
 
 
-def heuristics_of(root: Path, site: AutotuneSite) -> tuple[Heuristic, ...]:
+def heuristics_of(root: Path, site: AutotuneSite, parsed: dict | None = None) -> tuple[Heuristic, ...]:
     """The ``@triton.heuristics`` lambdas on the kernel's ``def`` (none when there are none, or
-    when the file cannot be read; a dict value that is not a lambda is left out)."""
+    when the file cannot be read; a dict value that is not a lambda is left out). ``parsed``:
+    the run's modules by (path, bytes), so a file of several such kernels is parsed once (a
+    LibCST parse with metadata of a 4,000-line kernel file is seconds)."""
     if not site.kernel_path or not any(d in HEURISTICS for d in site.decorators):
         return ()
     from autotune_rewrite.locate.facts import parse_source
@@ -51,7 +53,12 @@ def heuristics_of(root: Path, site: AutotuneSite) -> tuple[Heuristic, ...]:
         data = path.read_bytes()
     except OSError:
         return ()
-    pm = parse_source(site.kernel_path, data, module_name(site.kernel_path), path.name == "__init__.py")
+    key = (site.kernel_path, data)
+    pm = parsed.get(key) if parsed is not None else None
+    if pm is None:
+        pm = parse_source(site.kernel_path, data, module_name(site.kernel_path), path.name == "__init__.py")
+        if parsed is not None:
+            parsed[key] = pm
     if not hasattr(pm, "tree"):
         return ()
     fn = next((s for s in pm.tree.body if isinstance(s, cst.FunctionDef) and s.name.value == site.kernel), None)

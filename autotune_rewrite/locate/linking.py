@@ -43,12 +43,21 @@ class Project:
         self._parsed: dict[str, ParsedModule | None] = {}
         self.autotune: dict[str, frozenset[str]] = {}  # file -> other modules' names for triton.autotune
         self.reads: list[str] = []  # data files read so far, by any evaluation (a site's are a slice)
+        self.recorder = None  # ``link_cache.Recorder`` of the site being linked: what it consulted
+
+    def _consulted(self, path: str) -> None:
+        if self.recorder is not None:
+            self.recorder.files.add(path)
 
     def find_module(self, dotted: str) -> str | None:
         """File of module ``dotted`` in the scanned tree (``module_resolver`` decides how)."""
-        return self.resolver.find(dotted)
+        found = self.resolver.find(dotted)
+        if self.recorder is not None:
+            self.recorder.modules[dotted] = found
+        return found
 
     def parsed(self, path: str) -> ParsedModule | None:
+        self._consulted(path)
         if path not in self._parsed:
             try:
                 data = (self.root / path).read_bytes()
@@ -60,6 +69,7 @@ class Project:
         return self._parsed[path]
 
     def imports(self, path: str) -> dict[str, str]:
+        self._consulted(path)
         if path in self.facts and self.facts[path].error is None:
             return self.facts[path].imports
         pm = self.parsed(path)
@@ -82,6 +92,7 @@ class Project:
         return None
 
     def names(self, path: str) -> ModuleNames:
+        self._consulted(path)
         if path in self.facts and self.facts[path].error is None:
             return self.facts[path].names
         pm = self.parsed(path)
@@ -141,6 +152,7 @@ class Project:
     def read_data(self, rel: str) -> bytes | None:
         """A data file of the tree (``evaluate.data_files``), by its root-relative path."""
         self.reads.append(rel)
+        self._consulted(rel)
         path = self.root / rel
         try:
             if not path.resolve().is_relative_to(self.root.resolve()):
@@ -165,6 +177,7 @@ class Project:
         where = self.locate(fq)
         if where is None:
             return None
+        self._consulted(where[0])
         facts = self.facts.get(where[0])
         if facts is not None and where[1] in facts.kernels:
             return facts.kernels[where[1]]
@@ -233,15 +246,24 @@ def _complete(project: Project, draft: SiteDraft, context: TargetContext) -> Sit
     return draft
 
 
+def _needs_work(draft: SiteDraft) -> bool:
+    """Whether ``_complete`` would read other modules for this draft (else it is free)."""
+    return (draft.pending is not None or draft.deferred
+            or (draft.kernel_ref is not None and draft.site.kernel_span is None)
+            or any(p.default is not None and not p.default_known for p in draft.site.params))
+
+
 def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
-         targets: tuple = (), env: tuple[tuple[str, str], ...] = ()) -> tuple[AutotuneSite, ...]:
+         targets: tuple = (), env: tuple[tuple[str, str], ...] = (), cache=None) -> tuple[AutotuneSite, ...]:
     """``targets`` (``targets.Target``) and ``env``: how configs that ask the device or the
-    environment are resolved (``per_target``)."""
+    environment are resolved (``per_target``). ``cache``: a ``link_cache.LinkCache`` that
+    keeps each site's completion with what it read."""
     project = Project(root, files, facts)
     context = TargetContext(tuple(targets), dict(env), project.resolve_as, project.read_data,
                             lambda: project.reads)
     facts = _through_other_modules(project, facts)
-    drafts = [_complete(project, d, context) for f in facts.values() for d in f.sites]
+    drafts = [cache.complete(project, d, context, _complete) if cache is not None and _needs_work(d)
+              else _complete(project, d, context) for f in facts.values() for d in f.sites]
     by_handle: dict[tuple[str, str], list[int]] = {}  # two defs of one name (if/else): a launch may be either
     rebound: set[int] = set()  # ``mod.k = triton.autotune(...)(mod.k)``: sites that rebind another module's global
     for i, d in enumerate(drafts):

@@ -21,9 +21,12 @@ from autotune_rewrite import stopwatch
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
 from autotune_rewrite.locate.aliases import alias_words
+from autotune_rewrite.locate.facts_cache import FactsCache
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, forget_kept, read_source
 from autotune_rewrite.locate.kernel_names import ambiguity, matching
+from autotune_rewrite.locate.link_cache import LinkCache
 from autotune_rewrite.locate.linking import launch_names, link
+from autotune_rewrite.locate.scan_cache import locator_digest
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
 
@@ -40,12 +43,14 @@ def default_jobs() -> int:
 
 def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
            tree_names: frozenset[str], words: tuple[bytes, ...] = (),
-           keep: bool = False) -> tuple[list[FileFacts], list[str]]:
-    """One worker task: read, prefilter, analyse. Also returns the files the second pass must
-    look at again (they may launch a kernel). ``keep``: in this process, keep the parsed
-    modules linking will ask for (``facts.kept``)."""
+           keep: bool = False, cache: FactsCache | None = None) -> tuple[list[FileFacts], list[str], int]:
+    """One worker task: read, prefilter, analyse (or take the file's facts from ``cache``).
+    Also returns the files the second pass must look at again (they may launch a kernel), and
+    how many files were really analysed. ``keep``: in this process, keep the parsed modules
+    linking will ask for (``facts.kept``)."""
     out: list[FileFacts] = []
     later: list[str] = []
+    analysed = 0
     for p in paths:
         data = read_source(root, p)
         if isinstance(data, FileFacts):
@@ -57,8 +62,14 @@ def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
             continue
         if mode == MODE_LAUNCHES and not mentions_any(data, names):
             continue
-        out.append(analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names, keep))
-    return out, later
+        hit, key = cache.get(p, data, mode, tree_names) if cache is not None else (None, None)
+        if hit is None:
+            hit = analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names, keep)
+            analysed += 1
+            if cache is not None:
+                cache.put(key, hit)
+        out.append(hit)
+    return out, later, analysed
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
@@ -72,19 +83,24 @@ def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: st
          progress: Progress | None, done: int, total: int,
          names: frozenset[bytes] = frozenset(),
          tree_names: frozenset[str] = frozenset(),
-         words: tuple[bytes, ...] = ()) -> tuple[list[FileFacts], list[str], int]:
+         words: tuple[bytes, ...] = (),
+         cache: FactsCache | None = None,
+         analysed: list[int] | None = None) -> tuple[list[FileFacts], list[str], int]:
     chunks = _chunks(paths, jobs)
-    results: Iterable[tuple[list[FileFacts], list[str]]]
+    results: Iterable[tuple[list[FileFacts], list[str], int]]
     n = len(chunks)
     if pool is None:
-        results = (_chunk(root, c, mode, names, tree_names, words, True) for c in chunks)
+        results = (_chunk(root, c, mode, names, tree_names, words, True, cache) for c in chunks)
     else:
-        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n, [words] * n)
+        results = pool.map(_chunk, [root] * n, chunks, [mode] * n, [names] * n, [tree_names] * n, [words] * n,
+                           [False] * n, [cache] * n)
     out: list[FileFacts] = []
     later: list[str] = []
-    for chunk, (facts, maybe) in zip(chunks, results):
+    for chunk, (facts, maybe, fresh) in zip(chunks, results):
         out.extend(facts)
         later.extend(maybe)
+        if analysed is not None:
+            analysed[0] += fresh
         done += len(chunk)
         if progress is not None:
             progress(done, total)
@@ -92,12 +108,15 @@ def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: st
 
 
 def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = None,
-         settings: Settings | None = None, progress: Progress | None = None) -> ScanResult:
+         settings: Settings | None = None, progress: Progress | None = None,
+         cache_dir: Path | None = None) -> ScanResult:
     """Locate every autotune site under ``root`` (a folder or one file) and its launches.
 
     ``paths``: explicit files (scanned even if excluded); ``settings``: defaults to the
     target's own ``[tool.autotune-rewrite]``; its ``arch`` and ``env`` answer the device and
-    environment queries of configs (``per_target``). Raises ``UserError`` only when nothing can be
+    environment queries of configs (``per_target``); ``cache_dir``: each analysed file's facts
+    are looked up there first and stored after (``facts_cache``; None: every file is analysed).
+    Raises ``UserError`` only when nothing can be
     scanned (missing path, bad settings); per-file problems land in ``ScanResult.errors``.
     """
     root = Path(root)
@@ -115,11 +134,13 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     jobs = max(1, jobs)
     total = len(files)
     pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
+    cache = FactsCache(cache_dir, locator_digest()) if cache_dir is not None else None
+    analysed = [0]
     try:
         with stopwatch.stage("scan"):
             tree_names = _tree_names(files)
             first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
-                                      tree_names=tree_names)
+                                      tree_names=tree_names, cache=cache, analysed=analysed)
             facts = {f.path: f for f in first}
             # Pass 1b (only when a scanned module binds a name to triton.autotune): the files
             # that never say "autotune" but use such a name (``from pkg.utils import tune``).
@@ -128,27 +149,29 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
                 seen_words.update(words)
                 rest = [p for p in files if p not in facts]
                 more, _, _ = _run(pool, base, rest, MODE_SITES, jobs, None, done, total,
-                                  tree_names=tree_names, words=words)
+                                  tree_names=tree_names, words=words, cache=cache, analysed=analysed)
                 facts.update({f.path: f for f in more})
             later = [p for p in later if p not in facts]
             names = launch_names(facts)
             # Pass 2: only files with a subscript call are read again, and only those that name a
             # found kernel are parsed (files that merely re-export are read on demand by linking).
-            second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names)
+            second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names,
+                                cache=cache, analysed=analysed)
     finally:
         if pool is not None:
             pool.shutdown()
     facts.update({f.path: f for f in second})
     try:
         with stopwatch.stage("link"):
+            links = LinkCache(cache_dir, fileset.root, locator_digest(), tree_names) if cache_dir is not None else None
             sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
-                         _targets(settings), settings.env)
+                         _targets(settings), settings.env, links)
     finally:
         forget_kept()
     errors = tuple(sorted((f.error for f in facts.values() if f.error is not None), key=lambda e: e.path))
     if progress is not None:
         progress(total, total)
-    return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors)
+    return ScanResult(root=str(root), files_scanned=total, sites=sites, errors=errors, files_analysed=analysed[0])
 
 
 def _targets(settings: Settings) -> tuple:

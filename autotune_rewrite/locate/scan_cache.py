@@ -12,6 +12,7 @@ Entries are pickles of our own frozen dataclasses in the ``scans`` namespace of 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,7 +32,9 @@ _PACKAGE = Path(__file__).parent.parent
 _LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py", "targets.py")
 
 
-def _locator_digest() -> str:
+@functools.lru_cache(maxsize=1)
+def locator_digest() -> str:
+    """SHA-256 of the locator's code (also a part of every per-file facts key, ``facts_cache``)."""
     h = hashlib.sha256()
     files = [*(_PACKAGE / n for n in _LOCATOR_FILES), *(_PACKAGE / "locate").glob("*.py"),
              *(_PACKAGE / "evaluate").glob("*.py"), *(_PACKAGE / "settings").glob("*.py")]
@@ -43,7 +46,7 @@ def _locator_digest() -> str:
 
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
-    h = hashlib.sha256(f"{_locator_digest()}\0{Path(root).resolve()}".encode())
+    h = hashlib.sha256(f"{locator_digest()}\0{Path(root).resolve()}".encode())
     h.update(repr((settings.exclude, [str(p) for p in paths], settings.arch, settings.env)).encode())
     for rel in fileset.files:
         h.update(rel.encode() + b"\0")
@@ -83,7 +86,8 @@ def cached_scan(
         return result
     from autotune_rewrite.locate.scan import scan  # LibCST is imported only when a scan really runs
 
-    result = scan(root, paths=explicit or None, jobs=jobs, settings=settings)
+    # A miss: only the files whose facts are not cached are analysed again (``facts_cache``).
+    result = scan(root, paths=explicit or None, jobs=jobs, settings=settings, cache_dir=cache_dir)
     store.write_pickle(key, result)
     if _data_files(result):
         store.write_pickle(_data_key(key, root, result), result)
