@@ -176,7 +176,7 @@ def test_a_worker_killed_mid_run_costs_nothing(cluster, tmp_path):
     assert [(o.shared_bytes, o.registers, o.error) for o in got["farm"]] == \
         [(o.shared_bytes, o.registers, o.error) for o in got["local"]]
     assert _entries(tmp_path / "farm") == _entries(tmp_path / "local") and len(_entries(tmp_path / "farm")) == 6
-    cluster.wait_for_workers(2)  # the nanny restarted it
+    cluster.wait_for_workers(2, timeout=180)  # the nanny restarted it (a hang would outlast CI)
 
 
 def test_a_job_that_kills_its_workers_ends_on_the_local_pool_as_a_crash(cluster, tmp_path):
@@ -190,7 +190,7 @@ def test_a_job_that_kills_its_workers_ends_on_the_local_pool_as_a_crash(cluster,
             events = list(stream.farm_events)
     finally:
         cluster.scheduler.allowed_failures = 3
-        cluster.wait_for_workers(2)
+        cluster.wait_for_workers(2, timeout=180)
     assert got["a"][0].error.startswith("the compiler process crashed")
     assert got["a"][1].error is None and got["a"][1].registers
     assert [e.kind for e in events] == ["job_lost"] and "KilledWorker" in events[0].detail
