@@ -237,7 +237,9 @@ main()
 """
 
 
-def test_an_internal_error_is_one_kernels_outcome_and_exits_2(repo, cache):
+def test_an_internal_error_is_one_kernels_outcome_and_exits_2(repo, tmp_path):
+    # A cache of its own: the shared one holds this kernel's report from the unpatched code.
+    cache = tmp_path / "cache"
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", PYTHONPATH=pythonpath())
     proc = subprocess.run([sys.executable, "-c", INJECT, "check", "--exact", ".", "--kernel", "nolaunch_kernel", "--format",
                            "json"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)

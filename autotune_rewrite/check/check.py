@@ -484,7 +484,8 @@ def _report_cache(cache_dir: Path, base: Path, inputs_of, info: RunInfo, setting
             listed.append(gitrepo.ls_files(base))
         return listed[0]
 
-    return ReportCache(cache_dir, base, inputs_of, tree_files, run)
+    # A --full report is what the default run computes once the full outcomes are cached.
+    return ReportCache(cache_dir, base, inputs_of, tree_files, run, serves=[{**run, "full": False}] if full else [])
 
 
 def _store_reports(reuse, reports: Sequence[KernelReport], fresh: dict, site_warnings: dict,

@@ -68,10 +68,14 @@ class ReportCache:
     ``run``: everything of the run a report depends on besides the site (see the module doc)."""
 
     def __init__(self, cache_dir: Path, root: Path, inputs_of: Callable[[Any], SiteInputs],
-                 tree_files: Callable[[], Iterable[str] | None], run: Any):
+                 tree_files: Callable[[], Iterable[str] | None], run: Any, serves: Iterable[Any] = ()):
         self.store = disk_cache.namespace(NAMESPACE, SCHEMA, cache_dir, suffix=".pickle")
         self.root, self.inputs_of, self.tree_files = Path(root), inputs_of, tree_files
         self.run = [code_digest(), sys.version_info[:2], canonical(run)]
+        # Other runs this run's reports answer as well (a ``--full`` report answers the default
+        # run: the same verdicts, with the registers the staged compile would skip).
+        self.serves = [[code_digest(), sys.version_info[:2], canonical(r)] for r in serves]
+        self._also: dict[str, list[str]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -90,7 +94,11 @@ class ReportCache:
             if listed is None:
                 return None
             tree = sorted(listed)
-        return self.store.key(self.run, canonical(site), canonical(targets), files, tree)
+        parts = (canonical(site), canonical(targets), files, tree)
+        key = self.store.key(self.run, *parts)
+        if self.serves:
+            self._also[key] = [self.store.key(run, *parts) for run in self.serves]
+        return key
 
     def get(self, key: str | None) -> Entry | None:
         entry = self.store.read_pickle(key, Entry) if key is not None else None
@@ -105,6 +113,8 @@ class ReportCache:
     def put(self, key: str | None, entry: Entry) -> bool:
         if key is None or not entry.reports or any(r.status not in _STORED for r in entry.reports):
             return False
+        for other in self._also.get(key, ()):
+            self.store.write_pickle(other, entry)
         return self.store.write_pickle(key, entry)
 
 
