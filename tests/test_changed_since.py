@@ -79,15 +79,20 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def committed_files(root: Path) -> Path:
+    """``FILES`` written under ``root`` and committed: the checkout every test here starts from."""
     for rel, text in FILES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "init")
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = committed_files(tmp_path / "repo")
     scan(root, jobs=1, cache_dir=tmp_path / "scan-cache")  # warm: each change below meets cached facts and links
     return root
 

@@ -12,7 +12,7 @@ import pickle
 from pathlib import Path
 
 import pytest
-from test_changed_since import FILES, edit, git
+from test_changed_since import FILES, committed_files, edit
 
 from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.check.report_cache import Entry
@@ -22,14 +22,7 @@ MARK = "marked: this report came from the cache"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "init")
-    return root
+    return committed_files(tmp_path / "repo")
 
 
 def run(repo: Path, cache: Path, **kw):

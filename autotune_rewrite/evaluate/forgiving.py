@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.own_body import OwnBodyVisitor
 from autotune_rewrite.evaluate.values import Opaque
 
 
@@ -83,18 +84,9 @@ class _Touched(cst.CSTVisitor):
                     self.handed.add(a.value.value)  # a callee may change a list or instance passed
 
 
-class _Exits(cst.CSTVisitor):
+class _Exits(OwnBodyVisitor):
     def __init__(self):
         self.found = False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def visit_Return(self, node) -> None:
         self.found = True

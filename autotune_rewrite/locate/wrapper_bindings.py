@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.own_body import OwnBodyVisitor
+
 
 class Wrapper:
     """The function around a launch: its parameters and its local assignments, by name."""
@@ -38,7 +40,7 @@ class Wrapper:
         return self.pm.code(node).strip()
 
 
-class _AssignVisitor(cst.CSTVisitor):
+class _AssignVisitor(OwnBodyVisitor):
     """Local assignments of one function (not of nested functions or classes), in source order:
     name -> [(value, at the function's top level)]. ``None`` marks a binding whose value is not
     one expression (a loop target, ``with ... as``, an augmented assignment)."""
@@ -50,15 +52,6 @@ class _AssignVisitor(cst.CSTVisitor):
 
     def _add(self, name: str, value) -> None:
         self.out.setdefault(name, []).append((value, id(self._current) in self.top))
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
