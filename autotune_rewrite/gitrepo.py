@@ -12,6 +12,7 @@ for the read-only lookups and a ``UserError`` for ``apply``.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,13 +114,15 @@ def changed_since(folder: Path, sha: str) -> tuple[list[str], list[str]]:
     of tracked files and untracked files that are not ignored all count; a rename is its two
     paths (``--no-renames``: a delete and an add). Read-only: ``git diff`` refreshes and writes
     the index it reads whatever ``--no-optional-locks`` says (seen: a stat-dirty file's entry
-    rewritten), so it reads a private copy of the user's index (``GIT_INDEX_FILE``)."""
+    rewritten), so it reads a private copy of the user's index (``GIT_INDEX_FILE``). The copy keeps
+    the index's mtime: git trusts an entry's stat data only when the file is older than the index
+    (its "racy" check), and a fresh mtime made a same-size edit in the commit's second look clean."""
     with tempfile.TemporaryDirectory(prefix="autotune-rewrite-index-") as tmp:
         env = None
         index = _try(folder, "rev-parse", "--path-format=absolute", "--git-path", "index")
         if index and Path(index).is_file():
             copy = Path(tmp) / "index"
-            copy.write_bytes(Path(index).read_bytes())
+            shutil.copy2(index, copy)
             env = {"GIT_INDEX_FILE": str(copy)}
         out = _run(folder, "--no-optional-locks", "diff", "--name-status", "-z", "--no-renames", "--relative",
                    sha, "--", strip=False, env=env)
