@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from repo_env import pythonpath
 
 from autotune_rewrite.check.crosscompile import compile_job, undefined_name
@@ -219,6 +221,36 @@ def test_a_triton_module_this_triton_lacks_is_not_provided(tmp_path: Path):
     bundle = load_bundle(root, "k.py", "kern")
     assert "not_in_this_triton" not in bundle.source  # importing it would fail the whole bundle
     assert bundle.unprovided == (("ext", "k.py", 3),)
+
+
+# A package of a fork's ops: a plain (non-jit) builtin in a module whose top-level import is a
+# native module the installed Triton lacks, re-exported by the package's __init__.
+FORK_OPS = {
+    "lang/__init__.py": "from .ops import wait\nfrom .extra import tid\n",
+    "lang/ops.py": TRITON + "from triton.language.core import builtin\n"
+                   "from triton._C.libtriton.not_in_this_triton import ir\n\n\n"
+                   "@builtin\ndef wait(x, _semantic=None):\n    return x\n",
+    "lang/extra.py": "from lang import ops\n\n\ndef tid(axis):\n    return axis\n",  # lacks it only through ops
+    "guarded.py": TRITON + "try:\n    from triton._C.libtriton.not_in_this_triton import ir\nexcept ImportError:\n"
+                  "    ir = None\n\n\ndef plain(x):\n    return x\n",
+    "runtime.py": "import lang\nimport torch\n\nNUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count\n",
+}
+
+
+@pytest.mark.parametrize("imports, call, absent", [
+    ("import lang as dl", "dl.wait(x)", [("triton._C.libtriton.not_in_this_triton", "lang/ops.py", 4)]),
+    ("from lang import tid", "x * tid(0)", [("triton._C.libtriton.not_in_this_triton", "lang/ops.py", 4)]),
+    # a fallback under ``try`` is meant to survive without the module: a plain "not loadable"
+    ("from guarded import plain", "plain(x)", []),
+    # a value computed at run time is missing for that reason, not for the fork its module imports
+    ("from runtime import NUM_SMS", "x * NUM_SMS", []),
+])
+def test_a_helper_whose_module_needs_a_fork_of_triton_makes_the_kernel_need_it(tmp_path: Path, imports, call, absent):
+    kernel = KERNEL.format(imports=imports, name="kern").replace("helper(x)", call)
+    root = write(tmp_path, {**FORK_OPS, "k.py": kernel})
+    bundle = load_bundle(root, "k.py", "kern")
+    assert [tuple(m) for m in bundle.absent_modules] == absent
+    assert bundle.unprovided  # either way the name itself is not provided
 
 
 def test_undefined_name_tells_our_name_errors_from_the_kernels():

@@ -413,6 +413,32 @@ def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr
     assert index_pointer_params(source, "k") == ("table_ptr",)
 
 
+def test_an_index_scaled_into_a_local_pointer_and_a_kernel_taking_int8_or_float():
+    from autotune_rewrite.check.pointer_params import index_pointer_params, int8_dot_params
+
+    source = '''
+def k(a_ptr, b_ptr, rows_ptr, expert_ptr, c_ptr, stride_am, stride_be, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    rows = tl.load(rows_ptr + offs)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + offs[None, :]
+    e = tl.load(expert_ptr + tl.program_id(0))
+    b_ptrs = b_ptr + e * stride_be + offs[:, None] * BLOCK + offs[None, :]
+    if a_ptr.dtype.element_ty == tl.int8:
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.int32)
+        tl.static_assert(False, "int8 is not supported")
+    else:
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    a = tl.load(a_ptrs)
+    b = tl.load(b_ptrs)
+    acc += tl.dot(a, b)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+'''
+    # row ids reach the address through the local ``a_ptrs`` (pointer + float would not compile)
+    assert index_pointer_params(source, "k") == ("rows_ptr", "expert_ptr")
+    # the accumulator is made fp32 too: the kernel takes float operands, int8 is not assumed
+    assert int8_dot_params(source, "k") == ()
+
+
 @pytest.mark.parametrize("assume, words", [
     ({"n": ("many",)}, "takes n as a number"),
     ({"x_ptr": (3,)}, 'takes x_ptr as a pointer; give its type, e.g. "*fp16"'),

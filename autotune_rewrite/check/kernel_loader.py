@@ -45,6 +45,7 @@ from libcst.metadata import (
 )
 
 from autotune_rewrite.check.absent_api import absent_attributes
+from autotune_rewrite.check.fork_imports import ForkImports
 from autotune_rewrite.check.bundle_cache import KernelLoadError, dep_names, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
@@ -142,6 +143,7 @@ class _Loader:
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
         self.resolver = ModuleResolver(self.root)
         self.constants = ConstantValues(self.root, self.resolver)
+        self.forks = ForkImports(self.root, self.resolver, _importable)
 
     # ----------------------------------------------------------------- modules
     def module(self, path: Path) -> _Module:
@@ -331,6 +333,11 @@ class _Loader:
         if not kept and jit_required:
             # A plain Python function: Triton reads it only as a module attribute (an engine's
             # ``@core.extern`` op), which needs the module run; the kernel is not loadable if it does.
+            # When that module cannot even be imported on this Triton, the op is a fork's builtin
+            # (``_semantic.builder.create_<op>``): no spec helps, the kernel needs that Triton.
+            fork = self.forks.needed_by(mod.rel)
+            if fork is not None:
+                self.out.absent.setdefault(fork[0], (fork[1], fork[2]))
             return False
         new = node.with_changes(decorators=kept or [cst.Decorator(cst.parse_expression("_ar_triton.jit"))])
         if not kept:
@@ -458,6 +465,7 @@ def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None
     loader = _Loader(root, parsed)
     bundle = loader.bundle(root / path, kernel, line)
     files = [m.path for m in loader.modules.values()]
+    files += [f for f in loader.forks.read if f not in files]  # their imports decided "needs another Triton"
     bundle = replace(bundle, files=dep_names(root, files))
     if cache_dir is not None:
         store(root, path, kernel, cache_dir, bundle, files, line)

@@ -107,9 +107,9 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 if direct is not None:
                     used.add(direct)
         elif isinstance(node, ast.Call) and _call_name(node) in _POINTER_CALLS and node.args:
-            address = node.args[0]
-            lead = _leftmost(address)
-            used |= {through[n] for n in _names(address) if n in through and n != lead}
+            for address in _address_terms(node.args[0], assigned):
+                lead = _leftmost(address)
+                used |= {through[n] for n in _names(address) if n in through and n != lead}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
             # a @triton.jit helper of the bundle unpacking what it is given (``w >> 8``)
             for i, arg in enumerate(node.args):
@@ -136,6 +136,16 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                 if any(src & used for src in sources):
                     used |= set().union(*sources)
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
+
+
+def _address_terms(address: ast.expr, assigned: dict[str, list[ast.expr]], depth: int = 0):
+    """``address`` and, when it is a local pointer (``a_ptrs = A + offs_a[:, None] * s``), the
+    values that local was given, a few levels deep: their terms other than the base are offsets."""
+    yield address
+    lead = _leftmost(address)
+    if depth < 4 and isinstance(address, ast.Name) and lead in assigned:
+        for value in assigned[lead]:
+            yield from _address_terms(value, assigned, depth + 1)
 
 
 def _module_functions(source: str | None) -> dict[str, ast.FunctionDef]:
@@ -187,6 +197,12 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
                for t in node.targets if isinstance(t, ast.Name) and any(
                    k.arg == "dtype" and (ast.unparse(k.value).endswith("int32") or ast.unparse(k.value) in int32_names)
                    for k in node.value.keywords)}
+    # An accumulator also made in a float dtype (``if A.dtype.element_ty == tl.int8: ... else:``)
+    # means the kernel takes float operands as well: the assumed float dtype compiles, int8 is
+    # only one of its cases (often one it refuses with ``static_assert``).
+    int_acc -= {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign) and _call_name_of(node.value) == "zeros"
+                for t in node.targets if isinstance(t, ast.Name) and any(
+                    k.arg == "dtype" and "float" in ast.unparse(k.value) for k in node.value.keywords)}
     if not int_acc:
         return ()
     operands: set[str] = set()
