@@ -253,6 +253,35 @@ def test_a_helper_whose_module_needs_a_fork_of_triton_makes_the_kernel_need_it(t
     assert bundle.unprovided  # either way the name itself is not provided
 
 
+def test_an_old_api_under_a_run_time_branch_is_compiled_so_it_counts():
+    """Both branches of an ``if`` on a run-time value are compiled; a constexpr ``if`` (in the
+    kernel, or on a helper's parameter, which its caller may pass as a constexpr) only one."""
+    from autotune_rewrite.check.absent_api import absent_attributes
+
+    source = TRITON + """
+@triton.jit
+def helper(x, MODE):
+    if MODE == 1:
+        x = tl._old_in_helper_const(x)
+    return x
+
+
+@triton.jit
+def kern(x_ptr, sizes_ptr, n, OLD: tl.constexpr):
+    m = tl.load(sizes_ptr + tl.program_id(0))
+    x = tl.load(x_ptr)
+    if OLD:
+        x = tl._old_under_constexpr(x)
+    if m > 0:
+        x = tl._old_under_loaded(x)
+    if n > 4:
+        x = tl._old_under_param(x)
+    tl.store(x_ptr, helper(x, 1))
+"""
+    found = {name for name, _, _ in absent_attributes(source, "kern", {"tl": "triton.language"}, ())}
+    assert found == {"triton.language._old_under_loaded", "triton.language._old_under_param"}
+
+
 def test_undefined_name_tells_our_name_errors_from_the_kernels():
     assert undefined_name(NameError("name 'LOG2E' is not defined", name="LOG2E")) == "LOG2E"
     wrapped = RuntimeError("at 5:29")

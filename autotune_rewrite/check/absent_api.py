@@ -35,7 +35,7 @@ def absent_attributes(source: str, kernel: str, import_targets: dict[str, str],
         if name is None or name in seen or name not in defs:
             continue
         seen.add(name)
-        for node in _unconditional(defs[name]):
+        for node in _unconditional(defs[name], params_run_time=name == kernel):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 pending.append(node.func.id)
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
@@ -45,18 +45,47 @@ def absent_attributes(source: str, kernel: str, import_targets: dict[str, str],
     return [(name, path, line) for name, (path, line) in out.items()]
 
 
-def _unconditional(fn: ast.FunctionDef):
-    """The nodes of ``fn`` outside every ``if``'s branches: Triton compiles only the branch a
-    constexpr takes, so an old API under ``if ACTIVATION == "gelu":`` is harmless when the
-    spec takes the other one (the compile says so if not)."""
+def _unconditional(fn: ast.FunctionDef, params_run_time: bool):
+    """The nodes of ``fn`` that every compile of it reaches: Triton compiles only the branch a
+    constexpr takes, so an old API under ``if ACTIVATION == "gelu":`` is harmless when the spec
+    takes the other one (the compile says so if not); but both branches of an ``if`` on a run-time
+    value (``if m_size > 0:`` after a load) are compiled, so those count."""
+    runtime = _runtime_names(fn, params_run_time)
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (ast.If, ast.IfExp)):
+        if isinstance(node, (ast.If, ast.IfExp)) and not _names(node.test) & runtime:
             stack.append(node.test)
         else:
             stack.extend(ast.iter_child_nodes(node))
+
+
+_RUNTIME_CALLS = {"load", "program_id", "num_programs"}
+
+
+def _runtime_names(fn: ast.FunctionDef, params_run_time: bool) -> set[str]:
+    """Names that hold run-time values: the kernel's parameters not annotated ``constexpr`` (a
+    helper's may be constexprs its caller passes, annotated or not), and locals computed from
+    them or from a load or the program id (a few rounds, for chains)."""
+    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+    runtime = {a.arg for a in args if params_run_time and (
+        a.annotation is None or "constexpr" not in ast.unparse(a.annotation))}
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None
+               and not (isinstance(n, ast.AnnAssign) and "constexpr" in ast.unparse(n.annotation))]
+    for _ in range(4):
+        for node in assigns:
+            reads = _names(node.value) & runtime or any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _RUNTIME_CALLS
+                for c in ast.walk(node.value))
+            if reads:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                runtime |= {n for t in targets for n in _names(t)}
+    return runtime
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 __all__ = ["absent_attributes"]
