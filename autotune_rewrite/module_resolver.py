@@ -5,13 +5,14 @@ the kernel loader asks for imports as written in a file (``from ..helpers import
 and checks the disk. Both ask this one resolver, in the order Python's import system would look
 for a checkout: a relative import from the importer's package; else the module name relative to
 the root, a ``src/`` layout, and the folders above the importer (scripts run from there); else,
-over a known file list, the one file whose module name ends with the name (scanning a subfolder
-of the package root). Nothing outside the root is ever returned, and nothing is imported.
+over the file list (given, or listed when the disk has no answer), the one file whose module
+name ends with the name (scanning a subfolder of the package root; a script outside the package,
+``tutorials/x.py`` importing one kept under ``python/``). Nothing outside the root is ever returned, and nothing is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from autotune_rewrite.files import module_name
@@ -23,11 +24,16 @@ class ModuleResolver:
     ``files``: the files known to be in the tree (the scan's list); without it the disk is asked.
     """
 
-    def __init__(self, root: Path, files: Iterable[str] | None = None):
+    def __init__(self, root: Path, files: Iterable[str] | None = None,
+                 tree_files: Callable[[], Iterable[str]] | None = None):
         self.root = Path(root).resolve()
         self._known: set[str] | None = None
         self._by_name: dict[str, str] = {}
         self._suffix: dict[str, list[str]] | None = None
+        # Asking the disk: a script outside the package (``tutorials/x.py`` importing a package
+        # kept under ``python/``) still finds it by the end of its name, as over a file list;
+        # the tree is listed only when that fallback is first needed.
+        self._tree_files = tree_files
         if files is not None:
             self._known = set()
             for f in files:
@@ -46,7 +52,7 @@ class ModuleResolver:
                     return None  # above the root
                 base = base.parent
             return self._first(base, parts)
-        if dotted in self._by_name:
+        if self._known is not None and dotted in self._by_name:
             return self._by_name[dotted]
         bases = [PurePosixPath("."), PurePosixPath("src")]
         if importer is not None:
@@ -58,7 +64,12 @@ class ModuleResolver:
             hit = self._first(base, parts)
             if hit is not None:
                 return hit
-        return self._by_suffix(dotted) if self._known is not None else None
+        if self._known is None and self._tree_files is not None:
+            self._by_name = {}  # asked only by the fallback below while the disk is asked
+            for f in self._tree_files():
+                self._by_name.setdefault(module_name(f), f)
+            self._tree_files = None
+        return self._by_suffix(dotted) if self._known is not None or self._by_name else None
 
     def _first(self, base: PurePosixPath, parts: list[str]) -> str | None:
         stem = base.joinpath(*parts) if parts else base

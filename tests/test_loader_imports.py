@@ -282,6 +282,17 @@ def kern(x_ptr, sizes_ptr, n, OLD: tl.constexpr):
     assert found == {"triton.language._old_under_loaded", "triton.language._old_under_param"}
 
 
+def test_a_script_outside_the_package_finds_it_under_python_by_the_end_of_its_name(tmp_path: Path):
+    """``tutorials/run.py`` imports ``mypkg``, which the repo keeps under ``python/`` (installed
+    with ``pip install -e python``): found as the scan's linking finds it, by the name's end."""
+    root = write(tmp_path, {"python/mypkg/__init__.py": "", "python/mypkg/helpers.py": HELPER,
+                            "tutorials/run.py": KERNEL.format(imports="from mypkg.helpers import helper", name="kern")})
+    bundle = load_bundle(root, "tutorials/run.py", "kern")
+    assert bundle.unprovided == ()
+    assert "python/mypkg/helpers.py" in bundle.files
+    compiles(bundle)
+
+
 def test_undefined_name_tells_our_name_errors_from_the_kernels():
     assert undefined_name(NameError("name 'LOG2E' is not defined", name="LOG2E")) == "LOG2E"
     wrapped = RuntimeError("at 5:29")

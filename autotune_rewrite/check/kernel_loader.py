@@ -56,6 +56,7 @@ from autotune_rewrite.check.loader_syntax import (
 from autotune_rewrite.check.resources import triton_has_module
 from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
+from autotune_rewrite.files import discover
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.triton_names import CONSTEXPR_FUNCTION, REEXPORTED_MODULES, is_jit, is_triton_module
 
@@ -108,6 +109,7 @@ class ParsedModules:
     def __init__(self, root: Path, size: int = 32):
         self.root = root.resolve()
         self.get = functools.lru_cache(maxsize=size)(self._parse)
+        self.tree_files = functools.cache(lambda: discover(self.root).files)  # listed once, when first asked
 
     def _parse(self, path: Path) -> _Module:
         rel = _relative(self.root, path)
@@ -141,7 +143,7 @@ class _Loader:
         self.modules: dict[Path, _Module] = {}  # the modules this bundle was cut from
         self.out = _Emit()
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
-        self.resolver = ModuleResolver(self.root)
+        self.resolver = ModuleResolver(self.root, tree_files=self.parsed.tree_files)
         self.constants = ConstantValues(self.root, self.resolver)
         self.forks = ForkImports(self.root, self.resolver, _importable)
 
