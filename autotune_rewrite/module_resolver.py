@@ -12,6 +12,8 @@ name ends with the name (scanning a subfolder of the package root; a script outs
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
@@ -64,12 +66,15 @@ class ModuleResolver:
             hit = self._first(base, parts)
             if hit is not None:
                 return hit
-        if self._known is None and self._tree_files is not None:
-            self._by_name = {}  # asked only by the fallback below while the disk is asked
-            for f in self._tree_files():
-                self._by_name.setdefault(module_name(f), f)
-            self._tree_files = None
-        return self._by_suffix(dotted) if self._known is not None or self._by_name else None
+        if self._known is not None:
+            return self._by_suffix(dotted)
+        if self._tree_files is None or len(parts) < 2 or _installed(parts[0]):
+            # A bare name (``torch``) or an installed package's module is never a repo file that
+            # merely ends the same way (``pkg/check_env/torch.py``).
+            return None
+        if not self._by_name:  # asked only by this fallback while the disk is asked
+            self._by_name = {module_name(f): f for f in reversed(list(self._tree_files()))}
+        return self._by_suffix(dotted)
 
     def _first(self, base: PurePosixPath, parts: list[str]) -> str | None:
         stem = base.joinpath(*parts) if parts else base
@@ -98,6 +103,15 @@ class ModuleResolver:
                     self._suffix.setdefault(".".join(parts[i:]), []).append(path)
         hits = self._suffix.get(dotted, [])
         return hits[0] if len(hits) == 1 else None
+
+
+@functools.cache
+def _installed(top: str) -> bool:
+    """Whether the environment has a top-level module ``top`` (found, not imported)."""
+    try:
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 __all__ = ["ModuleResolver"]

@@ -293,6 +293,16 @@ def test_a_script_outside_the_package_finds_it_under_python_by_the_end_of_its_na
     compiles(bundle)
 
 
+def test_an_installed_package_is_never_a_repo_file_that_ends_the_same(tmp_path: Path):
+    """``import torch`` is the installed torch, not ``tools/check_env/torch.py`` of the repo."""
+    helper = "import torch\n\n\n@triton.jit\ndef helper(x):\n    return x * 2 if x.dtype == torch.float32 else x"
+    root = write(tmp_path, {"tools/check_env/torch.py": "VERSION = 1\n",
+                            "pkg/k.py": KERNEL.format(imports=helper, name="kern")})
+    bundle = load_bundle(root, "pkg/k.py", "kern")
+    assert "tools/check_env/torch.py" not in bundle.files
+    assert [name for name, _, _ in bundle.unprovided] == ["torch"]  # never imported, never a repo namespace
+
+
 def test_undefined_name_tells_our_name_errors_from_the_kernels():
     assert undefined_name(NameError("name 'LOG2E' is not defined", name="LOG2E")) == "LOG2E"
     wrapped = RuntimeError("at 5:29")
