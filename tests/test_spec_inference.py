@@ -435,8 +435,11 @@ def k(a_ptr, b_ptr, rows_ptr, expert_ptr, c_ptr, stride_am, stride_be, BLOCK: tl
 '''
     # row ids reach the address through the local ``a_ptrs`` (pointer + float would not compile)
     assert index_pointer_params(source, "k") == ("rows_ptr", "expert_ptr")
-    # the accumulator is made fp32 too: the kernel takes float operands, int8 is not assumed
+    # the int32 accumulator is the case of a test on the operand's own dtype: int8 is not assumed
     assert int8_dot_params(source, "k") == ()
+    # ... while a mode flag choosing it still makes an int8 GEMM of that mode
+    flagged = source.replace("a_ptr.dtype.element_ty == tl.int8", "INT8").replace("BLOCK: tl.constexpr", "BLOCK: tl.constexpr, INT8: tl.constexpr")
+    assert int8_dot_params(flagged, "k") == ("a_ptr", "b_ptr")
 
 
 @pytest.mark.parametrize("assume, words", [

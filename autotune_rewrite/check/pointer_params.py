@@ -193,16 +193,16 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
     if fn is None:
         return ()
     params = set(pointer_params(kernel_source, kernel))
+    # An int32 accumulator made under a test of an operand's own dtype (``if A.dtype.element_ty ==
+    # tl.int8:``) is one case of a kernel that adapts to its operands (and often refuses that case
+    # with ``static_assert``): the assumed float dtype takes the other branch, so it proves nothing.
+    adapting = {id(n) for node in ast.walk(fn) if isinstance(node, ast.If) and _reads_a_dtype(node.test)
+                for stmt in node.body for n in ast.walk(stmt)}
     int_acc = {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign) and _call_name_of(node.value) == "zeros"
+               and id(node) not in adapting
                for t in node.targets if isinstance(t, ast.Name) and any(
                    k.arg == "dtype" and (ast.unparse(k.value).endswith("int32") or ast.unparse(k.value) in int32_names)
                    for k in node.value.keywords)}
-    # An accumulator also made in a float dtype (``if A.dtype.element_ty == tl.int8: ... else:``)
-    # means the kernel takes float operands as well: the assumed float dtype compiles, int8 is
-    # only one of its cases (often one it refuses with ``static_assert``).
-    int_acc -= {t.id for node in ast.walk(fn) if isinstance(node, ast.Assign) and _call_name_of(node.value) == "zeros"
-                for t in node.targets if isinstance(t, ast.Name) and any(
-                    k.arg == "dtype" and "float" in ast.unparse(k.value) for k in node.value.keywords)}
     if not int_acc:
         return ()
     operands: set[str] = set()
@@ -222,6 +222,10 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
     assigned = _assignments(fn)
     found = {_pointer_root(loads.get(name), params, assigned) for name in operands} - {None}
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
+def _reads_a_dtype(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "element_ty") for n in ast.walk(test))
 
 
 # Triton's math functions that take fp32 (or fp64) tensors only (``_check_dtype`` in
