@@ -73,6 +73,10 @@ os.environ["TRITON_HOME"] = str(TRITON_HOME)
 for _var, _sub in (("TRITON_CACHE_DIR", "cache"), ("TRITON_DUMP_DIR", "dump"), ("TRITON_OVERRIDE_DIR", "override")):
     os.environ[_var] = str(TRITON_HOME / ".triton" / _sub)
 
+# No heartbeat lines in the CLI subprocesses' logs unless a test asks for them: under load (2
+# cores, xdist) a command that asserts its exact stderr could pass the 10 s mark and print one.
+os.environ["AUTOTUNE_REWRITE_HEARTBEAT_S"] = "0"
+
 # Bytecode for the test processes: this machine and CI set PYTHONDONTWRITEBYTECODE, so each of the
 # suite's CLI subprocesses would compile the package's sources again (about 0.4 s each). The
 # session lets Python write the checkout's own __pycache__ folders (gitignored; written

@@ -75,6 +75,7 @@ def test_long_compiles_print_a_heartbeat_when_stderr_is_a_pipe(tmp_path, env):
 
 def test_no_heartbeat_for_a_short_run(tmp_path, env):
     root = tiny_repo(tmp_path)
+    env = {**env, "AUTOTUNE_REWRITE_HEARTBEAT_S": "10"}  # the default (conftest turns it off)
     run("check", ".", cwd=root, env=env)  # warm the cache
     proc = run("check", ".", cwd=root, env=env)
     assert "compiling" not in proc.stderr and "isolating kernels" not in proc.stderr
