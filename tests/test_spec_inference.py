@@ -293,7 +293,7 @@ def k(a_ptr, b_ptr, q_ptr, zero_ptr, scale_ptr, start_ptr, end_ptr, out_ptr, BLO
 
 
 def test_pointer_dtypes_are_read_from_how_the_kernel_uses_what_it_loads():
-    from autotune_rewrite.check.pointer_params import index_pointer_params, int8_dot_params
+    from autotune_rewrite.check.pointer_dtypes import index_pointer_params, int8_dot_params
 
     # Packed ints and zero points (bit ops, ``- zero``), offsets and bounds: ints. The scale that
     # multiplies them is data, and ``ptr``, reused for two pointers, proves nothing about either.
@@ -321,7 +321,7 @@ def norm_kernel(x_ptr, sum_ptr, lse_ptr, scale_ptr, out_ptr, n, BLOCK: tl.conste
 
 
 def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
-    from autotune_rewrite.check.pointer_params import fp32_pointer_params
+    from autotune_rewrite.check.pointer_dtypes import fp32_pointer_params
 
     # ``fdiv`` beside a float literal and ``exp`` of a raw tile need fp32 tensors; a tile cast
     # first (x, scale) says nothing about its tensor's dtype.
@@ -337,7 +337,7 @@ def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
 
 
 def test_uncast_tiles_are_followed_in_statement_order_and_address_tables_are_i64():
-    from autotune_rewrite.check.pointer_params import address_table_params, fp32_pointer_params
+    from autotune_rewrite.check.pointer_dtypes import address_table_params, fp32_pointer_params
 
     source = '''
 def k(g, h, w, bufs, out, n, rank):
@@ -358,7 +358,7 @@ def k(g, h, w, bufs, out, n, rank):
 
 
 def test_packed_weights_unpacked_in_a_helper_are_ints():
-    from autotune_rewrite.check.pointer_params import index_pointer_params
+    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
 
     source = '''
 def _nibbles(w, shift):
@@ -379,7 +379,8 @@ def k(qw_ptr, qz_ptr, s_ptr, out_ptr):
 
 
 def test_descriptors_and_loop_bounds_are_seen_through_helpers():
-    from autotune_rewrite.check.pointer_params import descriptor_params, index_pointer_params
+    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
+    from autotune_rewrite.check.pointer_params import descriptor_params
 
     source = '''
 def _inner(acc, desc_k, start, end, BLOCK: tl.constexpr):
@@ -400,7 +401,7 @@ def k(desc_q, desc_k, out_ptr, owner_ptr, max_len, BLOCK: tl.constexpr):
 
 
 def test_a_loaded_value_scaled_into_an_address_is_an_index():
-    from autotune_rewrite.check.pointer_params import index_pointer_params
+    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
 
     source = '''
 def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr):
@@ -414,7 +415,7 @@ def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr
 
 
 def test_an_index_scaled_into_a_local_pointer_and_a_kernel_taking_int8_or_float():
-    from autotune_rewrite.check.pointer_params import index_pointer_params, int8_dot_params
+    from autotune_rewrite.check.pointer_dtypes import index_pointer_params, int8_dot_params
 
     source = '''
 def k(a_ptr, b_ptr, rows_ptr, expert_ptr, c_ptr, stride_am, stride_be, BLOCK: tl.constexpr):

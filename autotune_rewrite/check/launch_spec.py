@@ -34,10 +34,10 @@ from autotune_rewrite.check import spec_inference as inf
 from autotune_rewrite.check.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values,
 )
-from autotune_rewrite.check.pointer_params import (
-    address_table_params, descriptor_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
-    pointer_params,
+from autotune_rewrite.check.pointer_dtypes import (
+    address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
 )
+from autotune_rewrite.check.pointer_params import descriptor_params, pointer_params
 from autotune_rewrite.check.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.check.evidence import LaunchSpec

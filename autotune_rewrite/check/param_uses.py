@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from autotune_rewrite.check.pointer_params import _module_functions, kernel_def
+from autotune_rewrite.check.pointer_params import kernel_def, module_functions
 
 _ARITHMETIC_CALLS = {"range", "cdiv", "multiple_of", "max_contiguous", "minimum", "maximum", "where", "load",
                      "store", "program_id", "num_programs", "abs", "min", "max", "cast",
@@ -62,7 +62,7 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], dep
     # In a helper, the caller's constexprs arrive as plain parameters: still compile-time values.
     constexprs = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
                   if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)} | (names if depth else set())
-    helpers = set(_module_functions(kernel_source)) - {kernel} if depth < 3 else set()
+    helpers = set(module_functions(kernel_source)) - {kernel} if depth < 3 else set()
 
     def helper_arithmetic(call: ast.Call, arg: ast.AST) -> bool:
         name = getattr(call.func, "id", None)
@@ -248,7 +248,7 @@ def modes_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[st
 def _mode_sizes(source: str | None, fn_name: str, names: set[str], depth: int) -> dict[str, dict]:
     """For each of ``names`` used only as a mode: value -> size of the code it guards."""
     sizes: dict[str, dict] = {}
-    helpers = _module_functions(source) if depth < 3 else {}
+    helpers = module_functions(source) if depth < 3 else {}
 
     def merge(name: str, found: dict) -> None:
         seen = sizes.setdefault(name, {})

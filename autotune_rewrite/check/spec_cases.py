@@ -161,7 +161,7 @@ def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None
     """In a spec whose accumulator dtype constexpr is ``tl.int32`` (one branch of
     ``tl.float32 if a.is_floating_point() else tl.int32``), the dot's operands are int8: pointers
     whose dtype was only assumed become ``*i8``, so the spec is consistent with itself."""
-    from autotune_rewrite.check.pointer_params import int8_dot_params
+    from autotune_rewrite.check.pointer_dtypes import int8_dot_params
 
     int32 = frozenset(n for n, s in draft.params.items() if s.type == "constexpr" and repr(s.value) == "tl.int32")
     if not int32:
