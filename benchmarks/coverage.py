@@ -7,8 +7,10 @@ CORPUS_DIR: the unpacked ``../shared/corpus`` (``unpack.sh``; default /tmp/corpu
 real CLI (``check --format json``) once per repo and setting; prints one JSON object. A kernel
 (autotune site) counts as judged exactly when every spec of it is ``judged``/``no_launchable``
 with no assumption, as judged with assumptions when every spec is judged and some rest on
-assumptions; else by its first not-judged status. Kernels written for a Triton fork (TLX) are
-counted apart: the ``_stock_triton`` shares leave them out of the denominator.
+assumptions; else by its first not-judged status. Kernels that need another Triton (a fork's
+module such as TLX or a distributed-ops dialect, or an API this Triton removed: reason
+``triton_module_absent``) are counted apart: the ``_stock_triton`` shares leave them out of the
+denominator, since no spec makes them compile on the installed Triton.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def tally(result: dict) -> dict:
     resolved = sum(1 for reports in by_site.values()
                    if (reports[0].get("problem") or {}).get("reason") not in ("configs_unresolved", "configs_empty"))
     judged = counts["judged_exact"] + counts["judged_assumed"]
-    # Written for a Triton fork (TLX): no spec makes them compile on the installed Triton.
+    # Need another Triton (a fork's module, a removed API): no spec makes them compile on this one.
     fork = sum(1 for reports in by_site.values()
                if (reports[0].get("problem") or {}).get("reason") == "triton_module_absent")
     return {
@@ -72,7 +74,7 @@ def tally(result: dict) -> dict:
         "judged_exact": counts["judged_exact"],
         "judged_with_assumptions": counts["judged_assumed"],
         "judged_share_of_resolved": round(judged / resolved, 3) if resolved else None,
-        "need_a_triton_fork": fork,
+        "need_another_triton": fork,
         "judged_share_of_resolved_stock_triton": round(judged / (resolved - fork), 3) if resolved > fork else None,
         "needs_spec": counts["needs_spec"],
         "needs_spec_top_missing": missing.most_common(8),
@@ -94,7 +96,8 @@ def main() -> None:
     args = ap.parse_args()
     corpus = Path(args.corpus)
     repos = sorted(p for p in corpus.iterdir() if p.is_dir() and (not args.repo or p.name in args.repo))
-    out = {"triton": _triton_version(), "target": "sm_120 (default)", "repos": []}
+    out = {"triton": _triton_version(), "target": "sm_120 (default)", "cpus": os.cpu_count(), "jobs": args.jobs,
+           "cache": "as found in --cache (delete it for a cold run)", "repos": []}
     for repo in repos:
         table_file = HERE / "coverage" / f"{repo.name}.toml"
         table = tomllib.loads(table_file.read_text())["assume"] if table_file.exists() else {}
@@ -116,12 +119,12 @@ def main() -> None:
                 continue
             totals[f"{label}_resolved"] += r["kernels_with_resolved_configs"]
             totals[f"{label}_judged"] += r["judged_exact"] + r["judged_with_assumptions"]
-            totals[f"{label}_need_a_triton_fork"] += r["need_a_triton_fork"]
+            totals[f"{label}_need_another_triton"] += r["need_another_triton"]
     out["totals"] = dict(totals)
     for label in ("zero_config", "assume_table"):
         if totals[f"{label}_resolved"]:
             out["totals"][f"{label}_share"] = round(totals[f"{label}_judged"] / totals[f"{label}_resolved"], 3)
-            stock = totals[f"{label}_resolved"] - totals[f"{label}_need_a_triton_fork"]
+            stock = totals[f"{label}_resolved"] - totals[f"{label}_need_another_triton"]
             out["totals"][f"{label}_share_stock_triton"] = round(totals[f"{label}_judged"] / stock, 3)
     print(json.dumps(out, indent=1))
 
