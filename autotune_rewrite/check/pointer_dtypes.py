@@ -22,10 +22,7 @@ from autotune_rewrite.check.pointer_params import (
     pointer_root,
 )
 
-
 _INT_OPS = (ast.RShift, ast.LShift, ast.BitAnd, ast.BitOr, ast.BitXor, ast.FloorDiv, ast.Mod)
-
-
 _LOOP_CALLS = {"range", "static_range"}  # ``tl.range`` is named ``range`` too
 
 
