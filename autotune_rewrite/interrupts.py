@@ -38,10 +38,17 @@ class Interrupted(BaseException):
         return 128 + self.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
 
 
-_state = {"raised": False, "pending": None, "defer": 0}
+_state = {"raised": False, "pending": None, "defer": 0, "pid": None}
 
 
 def _handler(signum, frame) -> None:
+    if _state["pid"] is not None and os.getpid() != _state["pid"]:
+        # A forked pool worker between the fork and ``reset_in_child``: it still has this handler,
+        # and an ``Interrupted`` raised there prints multiprocessing's traceback. Do what
+        # ``reset_in_child`` would: ignore the terminal's SIGINT, die quietly on SIGTERM.
+        if signum != signal.SIGINT:
+            os._exit(128 + signum)
+        return
     if _state["raised"]:
         return  # cleanup in progress: let it finish
     if _state["defer"]:
@@ -72,7 +79,7 @@ def _unraisable(hook: Callable) -> Callable:
 
 def install() -> None:
     """Route SIGINT/SIGTERM to ``Interrupted`` (call once, in the main thread, from the CLI)."""
-    _state.update(raised=False, pending=None, defer=0)
+    _state.update(raised=False, pending=None, defer=0, pid=os.getpid())
     for sig in _SIGNALS:
         signal.signal(sig, _handler)
     sys.unraisablehook = _unraisable(sys.__unraisablehook__)

@@ -202,3 +202,27 @@ def test_a_signal_inside_a_callback_python_cannot_raise_from_still_stops_the_run
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 143, (proc.stdout, proc.stderr)
     assert proc.stdout == "stopped 15\n" and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGTERM, 143), (signal.SIGINT, 7)])
+def test_a_worker_signalled_before_it_resets_its_handlers_stays_quiet(signum, status):
+    """A forked pool worker has the parent's handler until ``reset_in_child`` runs; a signal in
+    that window (the parent stopping its pool) must not raise ``Interrupted`` there, which
+    multiprocessing prints as a traceback: SIGTERM ends it quietly, the terminal's SIGINT is
+    ignored (the parent decides)."""
+    code = textwrap.dedent(f"""
+        import os, signal, time
+        from autotune_rewrite import interrupts
+        interrupts.install()
+        pid = os.fork()
+        if pid == 0:
+            os.kill(os.getpid(), {int(signum)})
+            time.sleep(0.5)
+            os._exit(7)
+        _, raw = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(raw))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=pythonpath()))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(status) and proc.stderr == ""
