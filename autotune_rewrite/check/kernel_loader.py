@@ -110,6 +110,9 @@ class ParsedModules:
         self.root = root.resolve()
         self.get = functools.lru_cache(maxsize=size)(self._parse)
         self.tree_files = functools.cache(lambda: discover(self.root).files)  # listed once, when first asked
+        # Which modules need another Triton: a walk of their imports, shared by the run's bundles
+        # (in a large package each walk may reach hundreds of modules).
+        self.forks = ForkImports(self.root, ModuleResolver(self.root, tree_files=self.tree_files), _importable)
 
     def _parse(self, path: Path) -> _Module:
         rel = _relative(self.root, path)
@@ -145,7 +148,7 @@ class _Loader:
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
         self.resolver = ModuleResolver(self.root, tree_files=self.parsed.tree_files)
         self.constants = ConstantValues(self.root, self.resolver)
-        self.forks = ForkImports(self.root, self.resolver, _importable)
+        self.forks_asked = False  # whether this bundle's verdict rests on that walk
 
     # ----------------------------------------------------------------- modules
     def module(self, path: Path) -> _Module:
@@ -337,7 +340,8 @@ class _Loader:
             # ``@core.extern`` op), which needs the module run; the kernel is not loadable if it does.
             # When that module cannot even be imported on this Triton, the op is a fork's builtin
             # (``_semantic.builder.create_<op>``): no spec helps, the kernel needs that Triton.
-            fork = self.forks.needed_by(mod.rel)
+            self.forks_asked = True
+            fork = self.parsed.forks.needed_by(mod.rel)
             if fork is not None:
                 self.out.absent.setdefault(fork[0], (fork[1], fork[2]))
             return False
@@ -467,7 +471,8 @@ def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None
     loader = _Loader(root, parsed)
     bundle = loader.bundle(root / path, kernel, line)
     files = [m.path for m in loader.modules.values()]
-    files += [f for f in loader.forks.read if f not in files]  # their imports decided "needs another Triton"
+    if loader.forks_asked:  # every module that walk read (a superset: safe for the cache's deps)
+        files += [f for f in loader.parsed.forks.read if f not in files]
     bundle = replace(bundle, files=dep_names(root, files))
     if cache_dir is not None:
         store(root, path, kernel, cache_dir, bundle, files, line)
