@@ -68,13 +68,27 @@ class ModuleResolver:
                 return hit
         if self._known is not None:
             return self._by_suffix(dotted)
-        if self._tree_files is None or len(parts) < 2 or _installed(parts[0]):
-            # A bare name (``torch``) or an installed package's module is never a repo file that
-            # merely ends the same way (``pkg/check_env/torch.py``).
+        if self._tree_files is None:
             return None
+        installed, where = _installed_at(parts[0]) if parts else (False, None)
+        if installed:
+            # An installed package is what Python imports: the repo's own when it is installed
+            # from the checkout (``pip install -e python``), else none of the repo's files, not
+            # even one that ends the same way (``pkg/check_env/torch.py`` is not ``torch``).
+            base = self._relative(where) if where is not None else None
+            return self._first(base, parts) if base is not None else None
+        if len(parts) < 2:
+            return None  # a bare name could be any file of that name
         if not self._by_name:  # asked only by this fallback while the disk is asked
             self._by_name = {module_name(f): f for f in reversed(list(self._tree_files()))}
         return self._by_suffix(dotted)
+
+    def _relative(self, folder: Path) -> PurePosixPath | None:
+        """``folder`` as a base under the root; None outside it."""
+        try:
+            return PurePosixPath(folder.relative_to(self.root).as_posix())
+        except ValueError:
+            return None
 
     def _first(self, base: PurePosixPath, parts: list[str]) -> str | None:
         stem = base.joinpath(*parts) if parts else base
@@ -106,12 +120,18 @@ class ModuleResolver:
 
 
 @functools.cache
-def _installed(top: str) -> bool:
-    """Whether the environment has a top-level module ``top`` (found, not imported)."""
+def _installed_at(top: str) -> tuple[bool, Path | None]:
+    """Whether the environment has a top-level module ``top``, and the folder it is found in
+    (found, not imported; None for a built-in or namespace package)."""
     try:
-        return importlib.util.find_spec(top) is not None
+        spec = importlib.util.find_spec(top)
     except (ImportError, ValueError):
-        return False
+        return False, None
+    if spec is None:
+        return False, None
+    if spec.submodule_search_locations and spec.origin:
+        return True, Path(spec.origin).resolve().parent.parent  # the folder holding the package
+    return True, Path(spec.origin).resolve().parent if spec.origin and spec.has_location else None
 
 
 __all__ = ["ModuleResolver"]

@@ -293,6 +293,26 @@ def test_a_script_outside_the_package_finds_it_under_python_by_the_end_of_its_na
     compiles(bundle)
 
 
+def test_a_package_installed_from_the_checkout_is_its_files_there(tmp_path: Path, monkeypatch):
+    """``pip install -e python`` (here: ``python/`` on the path) makes ``import mypkg`` the checkout's
+    own package, even for a bare name the by-name-end fallback would not take."""
+    from autotune_rewrite import module_resolver
+
+    root = write(tmp_path, {"python/mypkg/__init__.py": "from .helpers import helper\n",
+                            "python/mypkg/helpers.py": HELPER,
+                            "tutorials/run.py": KERNEL.format(imports="import mypkg", name="kern").replace(
+                                "helper(x)", "mypkg.helper(x)")})
+    monkeypatch.syspath_prepend(str(root / "python"))
+    module_resolver._installed_at.cache_clear()
+    try:
+        bundle = load_bundle(root, "tutorials/run.py", "kern")
+    finally:
+        module_resolver._installed_at.cache_clear()
+    assert bundle.unprovided == ()
+    assert {"python/mypkg/__init__.py", "python/mypkg/helpers.py"} <= set(bundle.files)
+    compiles(bundle)
+
+
 def test_an_installed_package_is_never_a_repo_file_that_ends_the_same(tmp_path: Path):
     """``import torch`` is the installed torch, not ``tools/check_env/torch.py`` of the repo."""
     helper = "import torch\n\n\n@triton.jit\ndef helper(x):\n    return x * 2 if x.dtype == torch.float32 else x"
