@@ -7,7 +7,10 @@ for a checkout: a relative import from the importer's package; else the module n
 the root, a ``src/`` layout, and the folders above the importer (scripts run from there); else,
 over the file list (given, or listed when the disk has no answer), the one file whose module
 name ends with the name (scanning a subfolder of the package root; a script outside the package,
-``tutorials/x.py`` importing one kept under ``python/``). Nothing outside the root is ever returned, and nothing is imported.
+``tutorials/x.py`` importing one kept under ``python/``). Asking the disk, an installed package
+is what Python would import: its files when it is installed from the checkout (``pip install -e
+python``), else nothing of the repo. Nothing outside the root is ever returned, and nothing is
+imported.
 """
 
 from __future__ import annotations

@@ -45,10 +45,10 @@ from libcst.metadata import (
 )
 
 from autotune_rewrite.check.absent_api import absent_attributes
-from autotune_rewrite.check.fork_imports import ForkImports
 from autotune_rewrite.check.bundle_cache import KernelLoadError, dep_names, lookup, store
 from autotune_rewrite.check.bundle_constants import ConstantValues, literal
 from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.check.fork_imports import ForkImports
 from autotune_rewrite.check.loader_syntax import (
     Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
     imports_triton, is_static, reads_constexpr,
