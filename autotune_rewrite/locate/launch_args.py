@@ -506,10 +506,10 @@ def _join(facts: list[ArgFact], name: str) -> ArgFact:
                    assumption=_assumptions(facts))
 
 
-def _last_strides(pm, call: cst.Call, ranks: dict[str, int]) -> dict[cst.BaseExpression, str]:
+def _last_strides(pm, call: cst.Call, fn: cst.FunctionDef | None) -> dict[cst.BaseExpression, str]:
     """``t.stride(i)`` arguments where ``i`` is the highest index the launch passes for ``t``
     (at least 1): ``t``'s last dim, whose stride is 1 for a contiguous tensor; never when the
-    wrapper gives ``t`` more dims than that (``ranks``, see ``tensor_ranks``)."""
+    wrapper ``fn`` gives ``t`` more dims than that (see ``tensor_ranks``, read only then)."""
     by_tensor: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
     for a in call.args:
         v = a.value
@@ -517,6 +517,7 @@ def _last_strides(pm, call: cst.Call, ranks: dict[str, int]) -> dict[cst.BaseExp
                 and len(v.args) == 1 and isinstance(v.args[0].value, cst.Integer)):
             by_tensor.setdefault(pm.code(v.func.value).strip(), []).append((int(v.args[0].value.value), v))
     out = {}
+    ranks = tensor_ranks(pm, fn) if by_tensor else {}
     for tensor, uses in by_tensor.items():
         top = max(i for i, _ in uses)
         if ranks.get(tensor, top + 1) != top + 1:
@@ -532,9 +533,9 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
     or of a config it builds (``**config.all_kwargs()``). ``resolve``: another module's name -> its
     value (or raises), for the context objects a field is read from."""
-    wrapper = Wrapper(pm, fn)
+    wrapper = Wrapper.of(pm, fn)
     reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value), resolve)
-    last = _last_strides(pm, call, tensor_ranks(pm, fn))
+    last = _last_strides(pm, call, fn)
     out = []
     index = 0
     after_star = False

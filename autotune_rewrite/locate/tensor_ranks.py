@@ -9,11 +9,6 @@ the highest stride passed for the last would be a wrong value presented as infer
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
-
-_SHAPE = m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")), args=())
-_DIM = m.Attribute(attr=m.Name("ndim")) | m.Call(func=m.Attribute(attr=m.Name("dim")), args=())
-_LEN_SHAPE = m.Call(func=m.Name("len"), args=[m.Arg(m.Attribute(attr=m.Name("shape")))])
 
 
 def tensor_ranks(pm, fn: cst.FunctionDef | None) -> dict[str, int]:
@@ -22,24 +17,62 @@ def tensor_ranks(pm, fn: cst.FunctionDef | None) -> dict[str, int]:
     (reassigned to a view) is left out: its rank at the launch is not known."""
     if fn is None:
         return {}
-    found: dict[str, set[int]] = {}
-    for node in m.findall(fn.body, m.Assign(targets=[m.AssignTarget(m.Tuple() | m.List())], value=_SHAPE)):
+    reader = _Ranks(pm)
+    fn.body.visit(reader)
+    return {t: next(iter(r)) for t, r in reader.found.items() if len(r) == 1}
+
+
+class _Ranks(cst.CSTVisitor):
+    # A plain visitor, not ``matchers.findall``: this runs on every wrapper that passes strides,
+    # and the matcher walk cost about 0.1 s per wrapper on FBGEMM's.
+    def __init__(self, pm):
+        self.pm = pm
+        self.found: dict[str, set[int]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
+            return
+        if _tensor_of_shape(node.value) is None:
+            return
         elements = node.targets[0].target.elements
         if not any(isinstance(e.value, cst.StarredElement) or isinstance(e, cst.StarredElement) for e in elements):
-            found.setdefault(_tensor(pm, node.value), set()).add(len(elements))
-    for cmp in m.findall(fn.body, m.Comparison(comparisons=[m.ComparisonTarget(m.Equal(), m.Integer())])):
-        left = cmp.left
-        if m.matches(left, _DIM):
-            found.setdefault(_tensor(pm, left), set()).add(int(cmp.comparisons[0].comparator.value))
-        elif m.matches(left, _LEN_SHAPE):
-            found.setdefault(_tensor(pm, left.args[0].value), set()).add(int(cmp.comparisons[0].comparator.value))
-    return {t: next(iter(r)) for t, r in found.items() if len(r) == 1}
+            self.found.setdefault(self._text(_tensor_of_shape(node.value)), set()).add(len(elements))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        if not isinstance(target.operator, cst.Equal) or not isinstance(target.comparator, cst.Integer):
+            return
+        left = node.left
+        tensor = _tensor_of_dim(left)
+        if tensor is None and (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
+                               and len(left.args) == 1 and left.args[0].keyword is None and not left.args[0].star):
+            inner = left.args[0].value
+            tensor = inner.value if isinstance(inner, cst.Attribute) and inner.attr.value == "shape" else None
+        if tensor is not None:
+            self.found.setdefault(self._text(tensor), set()).add(int(target.comparator.value))
+
+    def _text(self, node: cst.BaseExpression) -> str:
+        return self.pm.code(node).strip()
 
 
-def _tensor(pm, node: cst.BaseExpression) -> str:
-    """``t`` of ``t.shape``, ``t.size()``, ``t.dim()``, ``t.ndim``."""
-    inner = node.func.value if isinstance(node, cst.Call) else node.value
-    return pm.code(inner).strip()
+def _tensor_of_shape(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``t`` of ``t.shape`` or ``t.size()``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return node.value
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return node.func.value
+    return None
+
+
+def _tensor_of_dim(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``t`` of ``t.ndim`` or ``t.dim()``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+        return node.value
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "dim":
+        return node.func.value
+    return None
 
 
 __all__ = ["tensor_ranks"]

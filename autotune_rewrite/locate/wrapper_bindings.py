@@ -36,6 +36,16 @@ class Wrapper:
             last = max((i for i, (_, is_top) in enumerate(bindings) if is_top), default=0)
             self.assigned[name] = [value for value, _ in bindings[last:]]
 
+    @classmethod
+    def of(cls, pm, fn: cst.FunctionDef | None) -> "Wrapper":
+        """One per function of a parsed module: a wrapper launching several kernels (or one
+        kernel on several branches) is read once. Read-only once made."""
+        cache = pm.__dict__.setdefault("_wrappers", {})
+        key = id(fn)
+        if key not in cache:
+            cache[key] = (fn, cls(pm, fn))  # fn kept alive with its entry, so its id stays its own
+        return cache[key][1]
+
     def code(self, node: cst.CSTNode) -> str:
         return self.pm.code(node).strip()
 
