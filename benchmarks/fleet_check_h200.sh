@@ -5,10 +5,8 @@
 # timed must be the same and the outputs bit-identical. Carry .whl (libcst/gitpython/tomlkit
 # wheels for the image's Python 3.12). JSON and logs go to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache OUT="$out"
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache OUT="$out"
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
   python3 -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"

@@ -2,10 +2,8 @@
 # On the device machine, one call: benchmarks/changed_since.py on FBGEMM with one kernel file touched,
 # on a quiet box (the 2-core figures were taken at load 7-10). Carry .whl and build/corpus. JSON to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-changed
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-changed
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 timeout "${LIMIT_S:-420}" python3 benchmarks/changed_since.py --repo /tmp/corpus/pytorch__FBGEMM \
   --touch fbgemm_gpu/experimental/gen_ai/gen_ai/moe/gather_scatter.py --rounds 3 \

@@ -4,10 +4,8 @@
 # `--count 400 --workers 1,16 --nodes 4x4 --no-e2e`; LIMIT_S sets the time limit). Carry .whl (libcst/gitpython/tomlkit
 # and distributed with its dependencies, ~8 MB, for the image's Python 3.12). JSON and logs to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 python3 -c "import sys, triton, distributed; print('python', sys.version.split()[0], 'triton', triton.__version__, 'distributed', distributed.__version__)" | tee "$out/versions.txt"
 nproc | tee -a "$out/versions.txt"
 start=$(date +%s)

@@ -2,10 +2,7 @@
 # On the device machine (16 cores), in one call: benchmarks/coverage.py over the corpus, cold
 # cache. Carry .whl and build/corpus (a copy of ../shared/corpus). JSON to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+. benchmarks/h200_env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 start=$(date +%s)
 timeout 560 python3 benchmarks/coverage.py /tmp/corpus --jobs 16 --cache /tmp/ar-cov > "$out/coverage.json" 2> "$out/coverage.err"

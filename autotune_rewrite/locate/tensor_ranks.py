@@ -32,11 +32,12 @@ class _Ranks(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
             return
-        if _tensor_of_shape(node.value) is None:
+        tensor = _tensor_of_shape(node.value)
+        if tensor is None:
             return
         elements = node.targets[0].target.elements
         if not any(isinstance(e.value, cst.StarredElement) or isinstance(e, cst.StarredElement) for e in elements):
-            self.found.setdefault(self._text(_tensor_of_shape(node.value)), set()).add(len(elements))
+            self.found.setdefault(self._text(tensor), set()).add(len(elements))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if len(node.comparisons) != 1:
@@ -59,18 +60,19 @@ class _Ranks(cst.CSTVisitor):
 
 def _tensor_of_shape(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """``t`` of ``t.shape`` or ``t.size()``."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
-        return node.value
-    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
-        return node.func.value
-    return None
+    return _tensor_of(node, "shape", "size")
 
 
 def _tensor_of_dim(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """``t`` of ``t.ndim`` or ``t.dim()``."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+    return _tensor_of(node, "ndim", "dim")
+
+
+def _tensor_of(node: cst.BaseExpression, attribute: str, method: str) -> cst.BaseExpression | None:
+    """``t`` of ``t.<attribute>`` or ``t.<method>()``; None for anything else."""
+    if isinstance(node, cst.Attribute) and node.attr.value == attribute:
         return node.value
-    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "dim":
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == method:
         return node.func.value
     return None
 
