@@ -122,29 +122,9 @@ class SiteInputsOf:
         except (OSError, SyntaxError, ValueError):
             return set()  # the file itself is an input already; nothing more to follow
         out: set[str] = set()
-        find = self.resolver.find
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    out |= self._with_packages(alias.name, path, 0)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                out |= self._with_packages(base, path, node.level)
-                for alias in node.names:  # ``from pkg import mod``: a submodule
-                    hit = find(f"{base}.{alias.name}" if base else alias.name, path, node.level)
-                    if hit is not None:
-                        out.add(hit)
-        out.discard(path)
-        return out
-
-    def _with_packages(self, dotted: str, importer: str, level: int) -> set[str]:
-        """The module and the packages above it (importing ``a.b.c`` runs ``a`` and ``a.b``)."""
-        parts = dotted.split(".") if dotted else []
-        out = set()
-        for i in range(0 if level else 1, len(parts) + 1):
-            hit = self.resolver.find(".".join(parts[:i]), importer, level)
-            if hit is not None:
-                out.add(hit)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                out.update(self.resolver.imported_by(node, path))
         return out
 
 

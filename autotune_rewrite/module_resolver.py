@@ -15,6 +15,7 @@ imported.
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.util
 from collections.abc import Callable, Iterable
@@ -85,6 +86,24 @@ class ModuleResolver:
         if not self._by_name:  # asked only by this fallback while the disk is asked
             self._by_name = {module_name(f): f for f in reversed(list(self._tree_files()))}
         return self._by_suffix(dotted)
+
+    def runs(self, dotted: str, importer: str, level: int = 0) -> list[str]:
+        """The files importing ``dotted`` runs: the module and the packages above it (importing
+        ``a.b.c`` runs ``a`` and ``a.b``), in that order, those of the tree only."""
+        parts = dotted.split(".") if dotted else []
+        hits = (self.find(".".join(parts[:i]), importer, level) for i in range(0 if level else 1, len(parts) + 1))
+        return [h for h in dict.fromkeys(hits) if h is not None and h != importer]
+
+    def imported_by(self, node: ast.Import | ast.ImportFrom, importer: str) -> list[str]:
+        """The tree's files one import statement of ``importer`` runs, in source order: each
+        module with its packages, and for ``from pkg import name`` the submodule ``pkg.name``."""
+        if isinstance(node, ast.Import):
+            hits = [h for alias in node.names for h in self.runs(alias.name, importer)]
+        else:
+            base = node.module or ""
+            hits = self.runs(base, importer, node.level) + [
+                self.find(f"{base}.{alias.name}" if base else alias.name, importer, node.level) for alias in node.names]
+        return [h for h in dict.fromkeys(hits) if h is not None and h != importer]
 
     def _relative(self, folder: Path) -> PurePosixPath | None:
         """``folder`` as a base under the root; None outside it."""

@@ -68,18 +68,13 @@ class ForkImports:
                 if is_triton_module(alias.name):
                     yield (None if self.has_module(alias.name) else alias.name), ()
                 else:
-                    yield None, self._with_packages(alias.name, rel, 0)
+                    yield None, self.resolver.runs(alias.name, rel)
         elif isinstance(stmt, ast.ImportFrom):
             source = stmt.module or ""
             if stmt.level == 0 and is_triton_module(source):
                 yield self._absent_from(source, [a.name for a in stmt.names]), ()
                 return
-            files = self._with_packages(source, rel, stmt.level)
-            for alias in stmt.names:  # ``from pkg import mod``: a submodule runs too
-                sub = self.resolver.find(f"{source}.{alias.name}" if source else alias.name, rel, stmt.level)
-                if sub is not None:
-                    files.append(sub)
-            yield None, files
+            yield None, self.resolver.imported_by(stmt, rel)
 
     def _absent_from(self, source: str, names: list[str]) -> str | None:
         if not self.has_module(source):
@@ -88,16 +83,6 @@ class ForkImports:
             if name != "*" and not self.has_module(f"{source}.{name}") and not installed_has(source, name):
                 return f"{source}.{name}"
         return None
-
-    def _with_packages(self, dotted: str, rel: str, level: int) -> list[str]:
-        """The module and the packages above it (importing ``a.b.c`` runs ``a`` and ``a.b``)."""
-        parts = dotted.split(".") if dotted else []
-        out = []
-        for i in range(0 if level else 1, len(parts) + 1):
-            hit = self.resolver.find(".".join(parts[:i]), rel, level)
-            if hit is not None and hit != rel:
-                out.append(hit)
-        return out
 
 
 __all__ = ["ForkImports"]
