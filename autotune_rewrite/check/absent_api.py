@@ -9,6 +9,8 @@ bundle's source (the kernel and the helpers it reaches), once per bundle (bundle
 from __future__ import annotations
 
 import ast
+
+from autotune_rewrite.check.kernel_ast import constexpr_params, params
 from autotune_rewrite.triton_names import installed_has as _has
 from autotune_rewrite.triton_names import is_triton_module
 
@@ -68,9 +70,7 @@ def _runtime_names(fn: ast.FunctionDef, params_run_time: bool) -> set[str]:
     """Names that hold run-time values: the kernel's parameters not annotated ``constexpr`` (a
     helper's may be constexprs its caller passes, annotated or not), and locals computed from
     them or from a load or the program id (a few rounds, for chains)."""
-    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
-    runtime = {a.arg for a in args if params_run_time and (
-        a.annotation is None or "constexpr" not in ast.unparse(a.annotation))}
+    runtime = set(params(fn)) - constexpr_params(fn) if params_run_time else set()
     assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None
                and not (isinstance(n, ast.AnnAssign) and "constexpr" in ast.unparse(n.annotation))]
     for _ in range(4):
