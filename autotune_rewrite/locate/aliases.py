@@ -75,7 +75,7 @@ def _dict_entry(pm, sub: cst.Subscript) -> cst.BaseExpression | None:
 def module_names(pm) -> ModuleNames:
     aliases: dict[str, set[str]] = {}
     exports = None
-    defined = set()
+    defined = set(pm.dropped)
     for stmt in module_level(pm.tree.body):
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             defined.add(stmt.name.value)

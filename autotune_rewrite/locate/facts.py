@@ -37,6 +37,9 @@ class FileFacts:
     # Decorator / call-form callees naming another module of the tree that may re-export
     # ``triton.autotune`` (``from .triton_utils import *``); linking decides.
     foreign: frozenset[str] = frozenset()
+    # Top-level defs and classes the focused parse left out (``locate.focus``): a name another
+    # module asks for among them is looked up in the whole file.
+    dropped: frozenset[str] = frozenset()
 
 
 def pending_resolver(tree_names: frozenset[str]):
@@ -72,14 +75,16 @@ def module_imports(pm: ParsedModule) -> dict[str, str]:
     return out
 
 
-def parse_source(path: str, data: bytes, module_name: str, is_package: bool) -> ParsedModule | FileError:
+def parse_source(path: str, data: bytes, module_name: str, is_package: bool,
+                 focus: tuple[tuple[str, ...], frozenset[str]] | None = None) -> ParsedModule | FileError:
+    """``focus``: parse only what the locator needs (``ParsedModule.parse``)."""
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         return FileError(path, f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); save the file as UTF-8")
     try:
-        return ParsedModule.parse(path, source, module_name, is_package)
+        return ParsedModule.parse(path, source, module_name, is_package, focus)
     except cst.ParserSyntaxError as exc:
         what = (exc.message or "syntax error").splitlines()[0].split(": ")[-1]
         return FileError(path, f"does not parse (line {exc.editor_line}): "
@@ -107,8 +112,10 @@ def forget_kept() -> None:
 
 
 def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, mode: str,
-                   tree_names: frozenset[str] = frozenset(), keep: bool = False) -> FileFacts:
-    pm = parse_source(path, data, module_name, is_package)
+                   tree_names: frozenset[str] = frozenset(), keep: bool = False,
+                   words: tuple[str, ...] = ()) -> FileFacts:
+    """``words``: names other modules bind to ``triton.autotune`` (the focus keeps what uses them)."""
+    pm = parse_source(path, data, module_name, is_package, (words, tree_names))
     if isinstance(pm, FileError):
         return FileFacts(path, error=pm)
     facts = _analyze(pm, path, mode, tree_names)
@@ -129,7 +136,7 @@ def _analyze(pm: ParsedModule, path: str, mode: str, tree_names: frozenset[str])
         sites = tuple(finder.sites) if finder is not None else ()
         foreign = frozenset(finder.foreign) if finder is not None else frozenset()
         return FileFacts(path, sites, tuple(collector.drafts()), kernels, module_imports(pm), names=names,
-                         foreign=foreign)
+                         foreign=foreign, dropped=pm.dropped)
     except RecursionError:
         return FileFacts(path, error=FileError(path, "nested too deeply to analyse; --exclude it"))
     except Exception as exc:  # a locator bug must not sink the whole scan: name the file

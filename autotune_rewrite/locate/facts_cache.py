@@ -16,10 +16,12 @@ kernel judged on stale facts):
   that file mentions its name;
 - the locator's code and LibCST's version (``scan_cache.locator_digest``; ``disk_cache`` adds
   the tool, LibCST and Triton versions and the schema).
+- the alias words (names other modules bind to ``triton.autotune``) the file says: the focused
+  parse keeps the defs that use them (``locate.focus``).
 Not in the key, because the per-file pass never sees them: the run's targets, env and data
-files (configs asking for those are left to linking, which runs on every scan), the alias
-words and kernel names (they only decide *whether* a file is analysed: the byte prefilter runs
-before the lookup, every time).
+files (configs asking for those are left to linking, which runs on every scan), the kernel
+names and the alias words the file does not say (they only decide *whether* a file is
+analysed: the byte prefilter runs before the lookup, every time).
 
 A missing, unreadable or corrupt entry is a miss; the fresh facts are written over it
 (atomically, ``disk_cache.write_atomic``), in the same cache folder and under the same size cap
@@ -34,7 +36,7 @@ import sys
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
-from autotune_rewrite.files import module_name
+from autotune_rewrite.files import mentions_word, module_name
 
 NAMESPACE = "file-facts"
 SCHEMA = 1
@@ -51,10 +53,12 @@ def relevant_tree_names(path: str, data: bytes, tree_names: frozenset[str]) -> t
     return tuple(sorted(words & tree_names))
 
 
-def facts_key(path: str, data: bytes, mode: str, tree_names: frozenset[str], locator: str) -> str:
+def facts_key(path: str, data: bytes, mode: str, tree_names: frozenset[str], locator: str,
+              words: tuple[bytes, ...] = ()) -> str:
     # Python's version too: LibCST's parser and ``ast`` follow the running interpreter's grammar.
+    said = tuple(w.decode() for w in words if mentions_word(data, (w,)))
     return disk_cache.make_key(NAMESPACE, SCHEMA, locator, sys.version_info[:2], path, mode,
-                               hashlib.sha256(data).hexdigest(), relevant_tree_names(path, data, tree_names))
+                               hashlib.sha256(data).hexdigest(), relevant_tree_names(path, data, tree_names), said)
 
 
 class FactsCache:
@@ -64,13 +68,13 @@ class FactsCache:
         self.store = disk_cache.namespace(NAMESPACE, SCHEMA, cache_dir, suffix=".pickle") if cache_dir else None
         self.locator = locator
 
-    def get(self, path: str, data: bytes, mode: str, tree_names: frozenset[str]):
+    def get(self, path: str, data: bytes, mode: str, tree_names: frozenset[str], words: tuple[bytes, ...] = ()):
         """The stored facts, or (None, key) on a miss (key None when there is no cache)."""
         from autotune_rewrite.locate.facts import FileFacts
 
         if self.store is None:
             return None, None
-        key = facts_key(path, data, mode, tree_names, self.locator)
+        key = facts_key(path, data, mode, tree_names, self.locator, words)
         facts = self.store.read_pickle(key, FileFacts)
         if facts is not None and facts.path != path:
             facts = None  # cannot happen with an honest key; never hand back another file's facts

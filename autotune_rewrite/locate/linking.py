@@ -41,6 +41,10 @@ class Project:
         self.root, self.facts = root, facts
         self.resolver = ModuleResolver(root, files)
         self._parsed: dict[str, ParsedModule | None] = {}
+        self._whole: dict[str, ParsedModule | None] = {}
+        # What the modules are parsed for here: sites, kernels, launches and the names others
+        # ask for; so the focused parse (``locate.focus``) serves, knowing the alias words.
+        self.words = tuple(sorted(w.decode() for w in alias_words(facts)))
         self.autotune: dict[str, frozenset[str]] = {}  # file -> other modules' names for triton.autotune
         self.reads: list[str] = []  # data files read so far, by any evaluation (a site's are a slice)
         self.recorder = None  # ``link_cache.Recorder`` of the site being linked: what it consulted
@@ -56,17 +60,33 @@ class Project:
             self.recorder.modules[dotted] = found
         return found
 
-    def parsed(self, path: str) -> ParsedModule | None:
+    def parsed(self, path: str, name: str | None = None) -> ParsedModule | None:
+        """The module at ``path``; focused, unless ``name`` is one of the defs its focus left out."""
         self._consulted(path)
         if path not in self._parsed:
-            try:
-                data = (self.root / path).read_bytes()
-            except OSError:
-                self._parsed[path] = None
-                return None
-            pm = kept(path, data) or parse_source(path, data, module_name(path), path.endswith("__init__.py"))
+            data = self._read(path)
+            pm = None if data is None else kept(path, data) or parse_source(
+                path, data, module_name(path), path.endswith("__init__.py"), (self.words, frozenset()))
             self._parsed[path] = pm if isinstance(pm, ParsedModule) else None
-        return self._parsed[path]
+        pm = self._parsed[path]
+        return self.whole(path) if pm is not None and name is not None and name in pm.dropped else pm
+
+    def whole(self, path: str) -> ParsedModule | None:
+        """The module at ``path``, every statement of it (for what the focus cannot foresee)."""
+        self._consulted(path)
+        if path not in self._whole:
+            pm = self._parsed.get(path)
+            if pm is None or pm.dropped:
+                data = self._read(path)
+                pm = None if data is None else parse_source(path, data, module_name(path), path.endswith("__init__.py"))
+            self._whole[path] = pm if isinstance(pm, ParsedModule) else None
+        return self._whole[path]
+
+    def _read(self, path: str) -> bytes | None:
+        try:
+            return (self.root / path).read_bytes()
+        except OSError:
+            return None
 
     def imports(self, path: str) -> dict[str, str]:
         self._consulted(path)
@@ -130,7 +150,7 @@ class Project:
         """Value of another module's name, for the config evaluator (evaluated there as
         ``answers`` answer: a module list chosen by a device query is chosen per target)."""
         where = self.locate(fq)
-        pm = self.parsed(where[0]) if where is not None else None
+        pm = self.parsed(*where) if where is not None else None
         if pm is None or where[1] not in pm.module_bindings():
             # Re-exported from outside the tree (``from .triton_utils import Config``) or
             # through star imports: what it stands for there.
@@ -143,7 +163,7 @@ class Project:
                     return self.resolve(origin, answers)
         if where is None:
             raise Unresolved(unknowns.not_in_tree(fq))
-        pm = self.parsed(where[0])
+        pm = self.parsed(*where)
         if pm is None:
             raise Unresolved(f"uses `{fq}` from {where[0]}, which does not parse")
         return Evaluator(resolve=self.resolve_as(answers), answers=answers,
@@ -202,7 +222,7 @@ def _through_other_modules(project: Project, facts: dict[str, FileFacts]) -> dic
     for path, f in facts.items():
         known = frozenset(n for n in f.foreign if n.rsplit(".", 1)[-1] in words
                           and _star_binds(project, f, n) and is_autotune(project.origins(n)))
-        pm = project.parsed(path) if known else None
+        pm = project.whole(path) if known else None
         if pm is not None:
             project.autotune[path] = known
             out[path] = replace(f, sites=tuple(find_sites(pm, project.resolve, known)))
@@ -222,9 +242,10 @@ def _star_binds(project: Project, f: FileFacts, fq: str) -> bool:
 
 def _complete(project: Project, draft: SiteDraft, context: TargetContext) -> SiteDraft:
     if draft.pending is not None or draft.deferred:
-        pm = project.parsed(draft.site.path)
+        path = draft.site.path
+        pm = project.whole(path) if path in project.autotune else project.parsed(path)
         if pm is not None:
-            for again in find_sites(pm, project.resolve, project.autotune.get(draft.site.path, frozenset()), context):
+            for again in find_sites(pm, project.resolve, project.autotune.get(path, frozenset()), context):
                 if again.site.span == draft.site.span:
                     draft = replace(again, kernel_ref=draft.kernel_ref, pending=None, deferred=False,
                                     site=replace(again.site, kernel=draft.site.kernel, kernel_span=draft.site.kernel_span,

@@ -11,6 +11,10 @@ as a module-level function's annotations do), so ``tl.constexpr`` is still resol
 top-level statement: whole lines are kept, so only line numbers move, and Python's own parser
 (C, cheap) gives each statement's real first and last line.
 
+Focused parse (``focus``): the locator's own passes get only the statements that can matter
+(``locate.focus``: kernels cut to their signature, unreached plain functions left out), so
+LibCST parses and annotates a fraction of a kernel file; every other reader gets the whole file.
+
 Qualified names: ``QualifiedNameProvider`` answers, for each node, exactly
 ``ScopeProvider[node].get_qualified_names_for(node)`` (its whole implementation), but it makes a
 full extra pass over the tree to store that answer for every node. ``names()`` asks the scope
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
+from autotune_rewrite.locate.focus import focus as focus_of, lines_of
 from autotune_rewrite.locate.names import absolute_names, star_modules, star_names
 from autotune_rewrite.triton_names import KERNEL_DECORATOR_TAILS
 from autotune_rewrite.model import Span
@@ -89,7 +94,7 @@ class ParsedModule:
     path: str  # relative to the scan root, POSIX
     module_name: str
     is_package: bool
-    module: cst.Module  # the full, untouched module
+    module: cst.Module  # the module as parsed: the whole file, or its focus
     tree: cst.Module  # what the analysis walks: the trimmed copy (kernel bodies are ``...``)
     _pos: object = field(repr=False, default=None)
     _scope: object = field(repr=False, default=None)
@@ -99,16 +104,29 @@ class ParsedModule:
     _originals: dict = field(repr=False, default_factory=dict)  # trimmed kernel def -> real one
     _probes: dict = field(repr=False, default_factory=dict)  # real annotation -> node in the copy
     stars: tuple[str, ...] = ()  # modules star-imported (``from triton import *``), absolute
+    dropped: frozenset[str] = frozenset()  # top-level defs and classes the focus left out
 
     @classmethod
-    def parse(cls, path: str, source: str, module_name: str, is_package: bool) -> "ParsedModule":
-        module = cst.parse_module(source)
+    def parse(cls, path: str, source: str, module_name: str, is_package: bool,
+              focus: tuple[tuple[str, ...], frozenset[str]] | None = None) -> "ParsedModule":
+        """``focus``: (alias words, tree names) to parse only the statements the locator needs
+        (``locate.focus``); None: the whole file."""
+        seen = focus_of(source, *focus) if focus is not None else None
+        if seen is None:
+            module = cst.parse_module(source)
+        else:
+            try:
+                module = cst.parse_module(seen.text)
+            except cst.ParserSyntaxError:  # report it on the file's own lines
+                return cls.parse(path, source, module_name, is_package)
         trimmed = [_trim(s) for s in module.body]
-        changed = any(a is not b for a, b in zip(trimmed, module.body))
-        firsts = _statements(source) if changed else None
+        changed = seen is not None or any(a is not b for a, b in zip(trimmed, module.body))
+        firsts = list(seen.statements) if seen is not None else _statements(source) if changed else None
         if firsts is not None and len(firsts) != sum(
                 len(st.body) if isinstance(st, cst.SimpleStatementLine) else 1 for st in module.body):
-            firsts = None  # the two parsers disagree (should not happen): analyse the whole module
+            if seen is not None:  # the two parsers disagree (should not happen): the whole file
+                return cls.parse(path, source, module_name, is_package)
+            firsts = None  # analyse the whole module
         originals: dict = {}
         probes: dict = {}
         if firsts is not None:
@@ -126,6 +144,7 @@ class ParsedModule:
             tree = module
         pm = cls(path, module_name, is_package, module, tree)
         pm._originals, pm._probes = originals, probes
+        pm.dropped = seen.dropped if seen is not None else frozenset()
         pm.stars = star_modules(module, module_name, is_package)
         wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
         res = wrapper.resolve_many([PositionProvider, ScopeProvider])
@@ -148,7 +167,7 @@ class ParsedModule:
             self._shift.append(first.lineno - rng.start.line)
             if stmt is not orig:
                 # A trimmed kernel: its real end comes from ast (byte column -> characters).
-                lines = lines or source.splitlines(keepends=True)
+                lines = lines or lines_of(source)
                 text = lines[first.end_lineno - 1].encode("utf-8")[: first.end_col_offset]
                 self._real_end[stmt] = (first.end_lineno, len(text.decode("utf-8", "replace")))
 

@@ -62,9 +62,10 @@ def _chunk(root: str, paths: list[str], mode: str, names: frozenset[bytes],
             continue
         if mode == MODE_LAUNCHES and not mentions_any(data, names):
             continue
-        hit, key = cache.get(p, data, mode, tree_names) if cache is not None else (None, None)
+        hit, key = cache.get(p, data, mode, tree_names, words) if cache is not None else (None, None)
         if hit is None:
-            hit = analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names, keep)
+            hit = analyze_source(p, data, module_name(p), p.endswith("__init__.py"), mode, tree_names, keep,
+                                 tuple(w.decode() for w in words))
             analysed += 1
             if cache is not None:
                 cache.put(key, hit)
@@ -144,12 +145,15 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
             facts = {f.path: f for f in first}
             # Pass 1b (only when a scanned module binds a name to triton.autotune): the files
             # that never say "autotune" but use such a name (``from pkg.utils import tune``).
+            # The focused parse of pass 1 may have left out a def that uses such a name: a file
+            # that says one of them and lost defs is analysed again, with the names known.
             seen_words: set[bytes] = set()
             while words := tuple(sorted(alias_words(facts) - seen_words)):
                 seen_words.update(words)
-                rest = [p for p in files if p not in facts]
+                rest = [p for p in files if p not in facts or _lost_words(base, facts[p], words)]
                 more, _, _ = _run(pool, base, rest, MODE_SITES, jobs, None, done, total,
-                                  tree_names=tree_names, words=words, cache=cache, analysed=analysed)
+                                  tree_names=tree_names, words=tuple(sorted(seen_words)), cache=cache,
+                                  analysed=analysed)
                 facts.update({f.path: f for f in more})
             later = [p for p in later if p not in facts]
             names = launch_names(facts)
@@ -179,6 +183,14 @@ def _targets(settings: Settings) -> tuple:
     from autotune_rewrite.targets import DEFAULT_TARGET, resolve_target
 
     return tuple(dict.fromkeys(resolve_target(a) for a in settings.arch or (DEFAULT_TARGET,)))
+
+
+def _lost_words(root: str, facts: FileFacts, words: tuple[bytes, ...]) -> bool:
+    """Whether the focus left defs out of this analysed file, which says one of ``words``."""
+    if not facts.dropped or facts.error is not None:
+        return False
+    data = read_source(root, facts.path)
+    return isinstance(data, bytes) and mentions_word(data, words)
 
 
 def _candidates(root: str, files: list[str]) -> int:
