@@ -36,6 +36,7 @@ from autotune_rewrite.evaluate.calls import TRITON_MODULES, CallForms, TritonMod
 from autotune_rewrite.evaluate.classes import ClassCalls
 from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, RepoPath
 from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
+from autotune_rewrite.evaluate.literals import literal
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, attribute, check_size, short
 from autotune_rewrite.evaluate.provenance import choices_of
 from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
@@ -149,7 +150,7 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
         return method(pm, node, env)
 
     def _e_Integer(self, pm, n, env):
-        return n.evaluated_value
+        return literal(n)
 
     _e_Float = _e_Integer
     _e_SimpleString = _e_Integer

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.literals import literal
 from autotune_rewrite.locate.context_fields import context_field, spread_fields
 from autotune_rewrite.locate.tensor_ranks import tensor_ranks
 from autotune_rewrite.locate.torch_names import (
@@ -75,16 +76,16 @@ class ArgReader:
         return replace(out, text=text)
 
     def _f_Integer(self, e, d):
-        return ArgFact(0, "", "int", value=e.evaluated_value, value_known=True, why="literal")
+        return ArgFact(0, "", "int", value=literal(e), value_known=True, why="literal")
 
     def _f_SimpleString(self, e, d):
-        value = e.evaluated_value
+        value = literal(e)
         if not isinstance(value, str):
             return _unknown("", "a bytes literal")
         return ArgFact(0, "", "str", value=value, value_known=True, why="literal")
 
     def _f_Float(self, e, d):
-        return ArgFact(0, "", "float", value=e.evaluated_value, value_known=True, why="literal")
+        return ArgFact(0, "", "float", value=literal(e), value_known=True, why="literal")
 
     def _f_Name(self, e, d):
         if e is SHAPE_ITEM:

@@ -245,7 +245,8 @@ def _complete(project: Project, draft: SiteDraft, context: TargetContext) -> Sit
         path = draft.site.path
         pm = project.whole(path) if path in project.autotune else project.parsed(path)
         if pm is not None:
-            for again in find_sites(pm, project.resolve, project.autotune.get(path, frozenset()), context):
+            for again in find_sites(pm, project.resolve, project.autotune.get(path, frozenset()), context,
+                                    only=draft.site.span):
                 if again.site.span == draft.site.span:
                     draft = replace(again, kernel_ref=draft.kernel_ref, pending=None, deferred=False,
                                     site=replace(again.site, kernel=draft.site.kernel, kernel_span=draft.site.kernel_span,

@@ -17,7 +17,7 @@ from autotune_rewrite.locate.kernels import KernelInfo, jit_options, kernel_info
 from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.locate.per_target import Resolution, TargetContext, resolve_configs
 from autotune_rewrite.triton_names import AUTOTUNE, HEURISTICS, JIT, is_autotune, is_triton_module
-from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite
+from autotune_rewrite.model import FORM_CALL, FORM_DECORATOR, AutotuneSite, Span
 
 # triton.autotune(configs, key, prune_configs_by, reset_to_zero, restore_value, ...)
 _POSITIONAL = ("configs", "key", "prune_configs_by", "reset_to_zero", "restore_value")
@@ -162,9 +162,11 @@ class SiteFinder(NestingVisitor):
     also under an ``if``) is a site where it is applied: ``@tuner`` or ``k = tuner(fn)``."""
 
     def __init__(self, pm, resolve, names: ModuleNames | None = None, tree_names: frozenset[str] = frozenset(),
-                 autotune: frozenset[str] = frozenset(), context: TargetContext | None = None):
+                 autotune: frozenset[str] = frozenset(), context: TargetContext | None = None,
+                 only: Span | None = None):
         super().__init__()
         self.pm, self.resolve, self.context = pm, resolve, context
+        self.only = only  # build only the sites of the autotune call at this span (linking's retry)
         self.sites: list[SiteDraft] = []
         self.bindings = pm.module_bindings()
         self.seen: set[int] = set()  # call-form nodes already reported (``visit_Assign`` sees them first)
@@ -191,6 +193,9 @@ class SiteFinder(NestingVisitor):
                             and not is_triton_module(n.split(".", 1)[0]))
         return None
 
+    def _builds(self, autotune: cst.Call) -> bool:
+        return self.only is None or self.pm.span(autotune) == self.only
+
     def _is_autotune_call(self, node) -> bool:
         return isinstance(node, cst.Call) and self.autotune_spelling(node.func) is not None
 
@@ -199,7 +204,7 @@ class SiteFinder(NestingVisitor):
         for i, dec in enumerate(node.decorators):
             d = dec.decorator
             spelling = self.autotune_spelling(d.func) if isinstance(d, cst.Call) else None
-            if spelling is not None:
+            if spelling is not None and self._builds(d):
                 info = _spelled(kernel_info(pm, node), i, spelling)
                 handle = f"{pm.module_name}.{node.name.value}" if not self.stack else None
                 self.sites.append(build_site(pm, d, FORM_DECORATOR, info, info.name,
@@ -239,6 +244,8 @@ class SiteFinder(NestingVisitor):
         """A site of the call form: ``autotune`` (the ``triton.autotune(...)`` call) applied by
         ``call`` to the kernel expression; ``target`` is what the result is assigned to."""
         pm = self.pm
+        if not self._builds(autotune):
+            return
         info, name, extra, _dns, ref = (_kernel_from_expr(pm, call.args[0].value, self.bindings)
                                         if call.args else (None, "?", (), (), None))
         handle = (f"{pm.module_name}.{target.value}"
@@ -257,12 +264,12 @@ class SiteFinder(NestingVisitor):
             calls = [self.tuners[a.node] for a in (scope[name.value] if scope is not None else ())
                      if a.node in self.tuners]
             for autotune in sorted(calls, key=lambda c: pm.span(c).start_line):
-                if form == FORM_DECORATOR:
+                if form == FORM_DECORATOR and self._builds(autotune):
                     info = _spelled(kernel_info(pm, where), index_or_target, "triton.autotune")
                     handle = f"{pm.module_name}.{where.name.value}" if top else None
                     self.sites.append(build_site(pm, autotune, FORM_DECORATOR, info, info.name, info.decorators,
                                                  self.resolve, handle, None, self.context))
-                else:
+                elif form != FORM_DECORATOR:
                     self._wrapping(autotune, where, index_or_target if top else None)
 
 
@@ -275,8 +282,9 @@ def _spelled(info: KernelInfo, index: int, spelling: str) -> KernelInfo:
 
 
 def find_sites(pm, resolve: Callable, autotune: frozenset[str] = frozenset(),
-               context: TargetContext | None = None) -> list[SiteDraft]:
-    finder = SiteFinder(pm, resolve, autotune=autotune, context=context)
+               context: TargetContext | None = None, only: Span | None = None) -> list[SiteDraft]:
+    """The module's sites; ``only``: just those of the autotune call at that span."""
+    finder = SiteFinder(pm, resolve, autotune=autotune, context=context, only=only)
     cst.visit_batched(pm.tree, [finder])
     return finder.sites
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from autotune_rewrite.evaluate.literals import literal
 from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM
 from autotune_rewrite.model import ArgFact
 
@@ -121,7 +122,7 @@ def _upper_bound(left, op, right, negated: bool, module_value) -> tuple[cst.Name
 
 def _int_of(node, module_value) -> int | None:
     if isinstance(node, cst.Integer):
-        return node.evaluated_value
+        return literal(node)
     if isinstance(node, cst.Name) and module_value is not None:
         known, value = module_value(node.value)
         if known and isinstance(value, int) and not isinstance(value, bool):
@@ -137,9 +138,9 @@ def _literal_set(node: cst.BaseExpression, module_value) -> tuple | None:
                 return None
             v = el.value
             if isinstance(v, cst.Integer):
-                values.append(v.evaluated_value)
-            elif isinstance(v, cst.SimpleString) and isinstance(v.evaluated_value, str):
-                values.append(v.evaluated_value)
+                values.append(literal(v))
+            elif isinstance(v, cst.SimpleString) and isinstance(literal(v), str):
+                values.append(literal(v))
             else:
                 return None
         return _handful(values)
