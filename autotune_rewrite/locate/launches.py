@@ -26,7 +26,7 @@ class LaunchDraft:
     launch: LaunchSite
     targets: frozenset[str]  # absolute names the subscripted object may be
     # Names of other modules its arguments' context objects asked for (``ctx = make_ctx(...)``
-    # imported): linking reads the arguments again with the whole tree (``relaunch``).
+    # imported): linking reads the arguments again with the whole tree (``linking._relaunched``).
     imports: tuple[str, ...] = ()
 
 
@@ -132,21 +132,24 @@ def _asking(asked: list[str]):
     return resolve
 
 
-def find_launches(pm, resolve=None) -> list[LaunchDraft]:
+def find_launches(pm, resolve=None, only: set | None = None) -> list[LaunchDraft]:
+    """The module's launches; ``only``: just those at these spans (linking's re-read)."""
     collector = LaunchCollector(pm, resolve)
     cst.visit_batched(pm.tree, [collector])
-    return collector.drafts()
+    return _drafts(collector, only)
 
 
-def _drafts(collector: LaunchCollector) -> list[LaunchDraft]:
+def _drafts(collector: LaunchCollector, only: set | None = None) -> list[LaunchDraft]:
     pm = collector.pm
     out = []
     for call, function, fn_node in collector.calls:
+        span = pm.span(call)
+        if only is not None and span not in only:
+            continue
         sub = call.func
         targets = _targets(pm, collector.values, sub.value)
         if not targets:
             continue
-        span = pm.span(call)
         grid = ", ".join(pm.code(el.slice).strip() for el in sub.slice)
         asked: list[str] = []
         resolve = collector.resolve or _asking(asked)

@@ -297,16 +297,24 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
             if key is not None:
                 by_handle.setdefault(key, []).append(i)
     launches: dict[int, dict[tuple, LaunchSite]] = {}
-    again: dict[str, dict] = {}
+    hits: list[tuple[LaunchDraft, list[int]]] = []
     for f in facts.values():
         for ld in f.launches:
-            ld = relaunch(project, ld, again)
+            found = []
             for fq in ld.targets:
                 where = project.locate(fq)
                 for i in by_handle.get(where, ()) if where is not None else ():
                     if i in rebound and not (ld.launch.path == where[0] or "." in ld.launch.callee):
                         continue  # ``from mod import k`` bound ``k`` at import time, maybe before the patch
-                    launches.setdefault(i, {})[(ld.launch.path, ld.launch.span)] = ld.launch
+                    found.append(i)
+            if found:
+                hits.append((ld, found))
+    # Only a launch of a site is read again (its arguments; what it launches stays).
+    again = _relaunched(project, [ld for ld, _ in hits])
+    for ld, found in hits:
+        launch = again.get((ld.launch.path, ld.launch.span), ld).launch
+        for i in found:
+            launches.setdefault(i, {})[(launch.path, launch.span)] = launch
     out = []
     for i, d in enumerate(drafts):
         found = sorted(launches.get(i, {}).values(), key=lambda l: (l.path, l.span.start_line, l.span.start_col))
@@ -314,18 +322,22 @@ def link(root: Path, files: tuple[str, ...], facts: dict[str, FileFacts],
     return tell_apart(sorted(out, key=lambda s: (s.path, s.line, s.span.start_col)))
 
 
-def relaunch(project: Project, ld: LaunchDraft, again: dict[str, dict]) -> LaunchDraft:
-    """A launch whose arguments read a context object made by another module of the tree
-    (``ctx = make_ctx(...)`` imported): its arguments read again, following the tree's
-    modules (``again``: the re-read launches per file)."""
-    if not any(project.locate(fq) is not None for fq in ld.imports):
-        return ld
-    path = ld.launch.path
-    if path not in again:
+def _relaunched(project: Project, drafts: list[LaunchDraft]) -> dict[tuple, LaunchDraft]:
+    """Launches whose arguments read a context object made by another module of the tree
+    (``ctx = make_ctx(...)`` imported), read again following the tree's modules: (path, span)
+    -> the new draft (its arguments replace the per-file pass's)."""
+    asking = {(ld.launch.path, ld.launch.span): ld for ld in drafts
+              if any(project.locate(fq) is not None for fq in ld.imports)}
+    spans: dict[str, set] = {}
+    for path, span in asking:
+        spans.setdefault(path, set()).add(span)
+    out = {}
+    for path, wanted in spans.items():
         pm = project.parsed(path)
-        again[path] = {d.launch.span: d for d in find_launches(pm, project.resolve)} if pm is not None else {}
-    found = again[path].get(ld.launch.span)
-    return replace(ld, launch=replace(ld.launch, arguments=found.launch.arguments)) if found is not None else ld
+        for d in find_launches(pm, project.resolve, wanted) if pm is not None else ():
+            old = asking[(path, d.launch.span)]
+            out[(path, d.launch.span)] = replace(old, launch=replace(old.launch, arguments=d.launch.arguments))
+    return out
 
 
 def tell_apart(sites: list[AutotuneSite]) -> tuple[AutotuneSite, ...]:
