@@ -4,10 +4,12 @@ Two passes over the files, both in the pool and both behind a byte prefilter:
 1. every file is read once; those that say ``autotune`` are analysed (sites, kernels,
    launches, imports); those with a subscript call (``](``) are set aside; when an analysed
    module binds another name to ``triton.autotune`` (``tune = triton.autotune``), the files
-   that use that name are analysed too (``aliases.alias_words``; nothing extra otherwise);
+   that use that name are analysed too (``aliases.alias_words``; nothing extra otherwise), and
+   so is an analysed file that says one of them in a def its focused parse left out;
 2. the set-aside files that mention one of the found kernels' names: launches and imports.
-A file is parsed only when it passes a prefilter, and LibCST's metadata runs on a trimmed copy
-(see ``locate.parsed``). ``scan`` is pure: no printing, nothing written.
+A file is parsed only when it passes a prefilter, and then only the statements the locator
+needs (``locate.focus``; LibCST's metadata on a trimmed copy of those, see ``locate.parsed``).
+``scan`` is pure: no printing, nothing written.
 """
 
 from __future__ import annotations
