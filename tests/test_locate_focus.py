@@ -11,7 +11,7 @@ import pytest
 
 from autotune_rewrite.files import module_name
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, _analyze, analyze_source
-from autotune_rewrite.locate.focus import focus, lines_of
+from autotune_rewrite.locate.focus import Want, focus, lines_of
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.locate.scan import scan
 from locate_helpers import by_kernel
@@ -90,7 +90,7 @@ def test_focused_facts_equal_the_whole_file_s(path, mode):
 
 
 def test_what_the_focus_keeps_and_leaves_out():
-    seen = focus(EDGE, tree_names=frozenset({"pkg"}))
+    seen = focus(EDGE, Want(tree_names=frozenset({"pkg"})))
     assert seen.dropped == {"unused_helper", "UnusedTable", "cached"}
     # Kept statements are the file's own lines; a kernel stops at its signature.
     assert "def scale(xs):  # reached only through make_configs\r\n" in seen.text
@@ -99,6 +99,12 @@ def test_what_the_focus_keeps_and_leaves_out():
     assert "               BLOCK: tl.constexpr = 16):\r\n    ...\n" in seen.text
     assert "def one_line(x): return x" in seen.text
     assert set(lines_of(seen.text)) - {"    ...\n"} <= set(lines_of(EDGE))
+
+
+def test_a_focus_for_sites_leaves_out_the_defs_that_only_launch():
+    seen = focus(EDGE, Want(tree_names=frozenset({"pkg"}), launches=False))
+    assert seen.dropped == {"unused_helper", "UnusedTable", "cached", "launch"}
+    assert "add_kernel[(" not in seen.text and "@triton.autotune(" in seen.text
 
 
 def test_the_edge_file_s_facts_and_spans_are_the_whole_file_s():

@@ -14,6 +14,7 @@ import libcst as cst
 from autotune_rewrite.evaluate import Pending, Unresolved
 from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, module_names
+from autotune_rewrite.locate.focus import Want
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info
 from autotune_rewrite.locate.launches import LaunchCollector, LaunchDraft
 from autotune_rewrite.locate.names import absolutize
@@ -76,7 +77,7 @@ def module_imports(pm: ParsedModule) -> dict[str, str]:
 
 
 def parse_source(path: str, data: bytes, module_name: str, is_package: bool,
-                 focus: tuple[tuple[str, ...], frozenset[str]] | None = None) -> ParsedModule | FileError:
+                 focus: Want | None = None) -> ParsedModule | FileError:
     """``focus``: parse only what the locator needs (``ParsedModule.parse``)."""
     try:
         source = data.decode("utf-8")
@@ -115,7 +116,7 @@ def analyze_source(path: str, data: bytes, module_name: str, is_package: bool, m
                    tree_names: frozenset[str] = frozenset(), keep: bool = False,
                    words: tuple[str, ...] = ()) -> FileFacts:
     """``words``: names other modules bind to ``triton.autotune`` (the focus keeps what uses them)."""
-    pm = parse_source(path, data, module_name, is_package, (words, tree_names))
+    pm = parse_source(path, data, module_name, is_package, Want(words, tree_names))
     if isinstance(pm, FileError):
         return FileFacts(path, error=pm)
     facts = _analyze(pm, path, mode, tree_names)

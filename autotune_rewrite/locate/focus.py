@@ -31,6 +31,15 @@ _DEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass(frozen=True)
+class Want:
+    """What the focus keeps beyond kernels and module-level statements."""
+
+    words: tuple[str, ...] = ()  # names other modules bind to ``triton.autotune``
+    tree_names: frozenset[str] = frozenset()  # the tree's module names (``scan._tree_names``)
+    launches: bool = True  # False: defs that only launch are left out (a site's retry needs none)
+
+
+@dataclass(frozen=True)
 class Focus:
     text: str  # what LibCST parses
     statements: tuple[ast.stmt, ...]  # the file's top-level statements that ``text`` holds, in order
@@ -102,7 +111,7 @@ def _outside_tree(stmts: list[ast.stmt], tree_names: frozenset[str]) -> set[str]
     return outside - other
 
 
-def _read(stmt: ast.stmt, words: set[str], outside: set[str]) -> tuple[set[str], bool]:
+def _read(stmt: ast.stmt, words: set[str], outside: set[str], launches: bool) -> tuple[set[str], bool]:
     """The names a def or class reads or binds, and whether it may hold what the per-file
     analysis reports: a launch, a name for ``autotune``, a decorator call or ``f(...)(...)``
     whose callee may be a tree module's (the site finder looks at those), a ``global``
@@ -120,7 +129,7 @@ def _read(stmt: ast.stmt, words: set[str], outside: set[str]) -> tuple[set[str],
             wanted = True
         elif isinstance(n, ast.Call):
             func = n.func
-            wanted = wanted or isinstance(func, ast.Subscript) or (
+            wanted = wanted or (launches and isinstance(func, ast.Subscript)) or (
                 isinstance(func, ast.Call) and _leftmost(func) not in outside)
         if isinstance(n, _DEF) and not wanted:
             wanted = any(isinstance(d, ast.Call) and _leftmost(d) not in outside for d in n.decorator_list)
@@ -162,7 +171,7 @@ def _kernel_stub(stmt: ast.stmt, lines: list[str], first: int) -> str | None:
     return "".join(lines[first - 1: body.lineno - 1]) + indent.decode("utf-8") + "...\n"
 
 
-def focus(source: str, words: tuple[str, ...] = (), tree_names: frozenset[str] = frozenset()) -> Focus | None:
+def focus(source: str, want: Want = Want()) -> Focus | None:
     """The statements of ``source`` the locator needs (see the module's docstring); None when
     Python's parser does not take the file (the caller analyses it whole, as before)."""
     try:
@@ -177,8 +186,8 @@ def focus(source: str, words: tuple[str, ...] = (), tree_names: frozenset[str] =
             chunks[-1].append(stmt)
         else:
             chunks.append([stmt])
-    word_set = _alias_words(stmts, {"autotune", *words})
-    outside = _outside_tree(stmts, tree_names)
+    word_set = _alias_words(stmts, {"autotune", *want.words})
+    outside = _outside_tree(stmts, want.tree_names)
     texts: list[str | None] = []
     refs: set[str] = set()
     optional: dict[int, set[str]] = {}
@@ -195,7 +204,7 @@ def focus(source: str, words: tuple[str, ...] = (), tree_names: frozenset[str] =
                                 _names(only.returns) if only.returns is not None else set())
             continue
         if only is not None and isinstance(only, _DEF):
-            names, wanted = _read(only, word_set, outside)
+            names, wanted = _read(only, word_set, outside, want.launches)
             if not wanted:
                 optional[i] = names
                 continue
@@ -215,4 +224,4 @@ def focus(source: str, words: tuple[str, ...] = (), tree_names: frozenset[str] =
                  dropped=frozenset(chunks[i][0].name for i in optional))
 
 
-__all__ = ["Focus", "focus", "lines_of"]
+__all__ = ["Focus", "Want", "focus", "lines_of"]

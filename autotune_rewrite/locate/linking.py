@@ -24,6 +24,7 @@ from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Unres
 from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.locate.aliases import ModuleNames, alias_words, module_names
 from autotune_rewrite.locate.facts import FileFacts, kept, module_imports, parse_source
+from autotune_rewrite.locate.focus import Want
 from autotune_rewrite.locate.kernels import KernelInfo, is_jit, kernel_info, params_of
 from autotune_rewrite.locate.launches import LaunchDraft, find_launches
 from autotune_rewrite.locate.parsed import ParsedModule
@@ -42,6 +43,7 @@ class Project:
         self.resolver = ModuleResolver(root, files)
         self._parsed: dict[str, ParsedModule | None] = {}
         self._whole: dict[str, ParsedModule | None] = {}
+        self._for_sites: dict[str, ParsedModule | None] = {}
         # What the modules are parsed for here: sites, kernels, launches and the names others
         # ask for; so the focused parse (``locate.focus``) serves, knowing the alias words.
         self.words = tuple(sorted(w.decode() for w in alias_words(facts)))
@@ -66,10 +68,25 @@ class Project:
         if path not in self._parsed:
             data = self._read(path)
             pm = None if data is None else kept(path, data) or parse_source(
-                path, data, module_name(path), path.endswith("__init__.py"), (self.words, frozenset()))
+                path, data, module_name(path), path.endswith("__init__.py"), Want(self.words))
             self._parsed[path] = pm if isinstance(pm, ParsedModule) else None
         pm = self._parsed[path]
         return self.whole(path) if pm is not None and name is not None and name in pm.dropped else pm
+
+    def for_sites(self, path: str) -> ParsedModule | None:
+        """The module at ``path`` to find its sites again: what this process already parsed, or
+        a focus without the defs that only launch (a pool's workers keep no module, and a kernel
+        file's launch wrappers are often half of what the focus keeps)."""
+        self._consulted(path)
+        if path in self.autotune:
+            return self.whole(path)
+        if path not in self._for_sites:
+            pm = self._parsed.get(path)
+            data = self._read(path) if pm is None else None
+            pm = pm or (None if data is None else kept(path, data) or parse_source(
+                path, data, module_name(path), path.endswith("__init__.py"), Want(self.words, launches=False)))
+            self._for_sites[path] = pm if isinstance(pm, ParsedModule) else None
+        return self._for_sites[path]
 
     def whole(self, path: str) -> ParsedModule | None:
         """The module at ``path``, every statement of it (for what the focus cannot foresee)."""
@@ -243,7 +260,7 @@ def _star_binds(project: Project, f: FileFacts, fq: str) -> bool:
 def _complete(project: Project, draft: SiteDraft, context: TargetContext) -> SiteDraft:
     if draft.pending is not None or draft.deferred:
         path = draft.site.path
-        pm = project.whole(path) if path in project.autotune else project.parsed(path)
+        pm = project.for_sites(path)
         if pm is not None:
             for again in find_sites(pm, project.resolve, project.autotune.get(path, frozenset()), context,
                                     only=draft.site.span):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
-from autotune_rewrite.locate.focus import focus as focus_of, lines_of
+from autotune_rewrite.locate.focus import Want, focus as focus_of, lines_of
 from autotune_rewrite.locate.names import absolute_names, star_modules, star_names
 from autotune_rewrite.triton_names import KERNEL_DECORATOR_TAILS
 from autotune_rewrite.model import Span
@@ -108,10 +108,10 @@ class ParsedModule:
 
     @classmethod
     def parse(cls, path: str, source: str, module_name: str, is_package: bool,
-              focus: tuple[tuple[str, ...], frozenset[str]] | None = None) -> "ParsedModule":
-        """``focus``: (alias words, tree names) to parse only the statements the locator needs
-        (``locate.focus``); None: the whole file."""
-        seen = focus_of(source, *focus) if focus is not None else None
+              focus: Want | None = None) -> "ParsedModule":
+        """``focus``: parse only the statements the locator needs for that (``locate.focus``);
+        None: the whole file."""
+        seen = focus_of(source, focus) if focus is not None else None
         if seen is None:
             module = cst.parse_module(source)
         else:
