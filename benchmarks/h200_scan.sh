@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # On the 16-core device machine (quiet, no GPU needed), in one call: scan vs its floor on the
-# corpus repositories for the previous stop's locator (build/base: its autotune_rewrite/ and
-# scan_bench.py, copied there from git) and for this checkout's, one after the other. Carry
-# .whl, build/corpus (a copy of ../shared/corpus) and build/base. JSON goes to $OUT (copy it
-# to benchmarks/results/h200/).
+# corpus repositories for an earlier locator and for this checkout's, one after the other.
+# build/base holds the earlier one (ignored by git; made here, e.g. for stop 17's 6fcb9be:
+#   git worktree add /tmp/base 6fcb9be && mkdir -p build/base/benchmarks &&
+#   cp -r /tmp/base/autotune_rewrite build/base/ && cp /tmp/base/benchmarks/scan_bench.py build/base/benchmarks/).
+# Carry .whl, build/corpus (a copy of ../shared/corpus) and build/base. JSON goes to $OUT
+# (copy it to benchmarks/results/h200/scan/).
 set -u
 . benchmarks/h200_env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
