@@ -188,7 +188,7 @@ def focus(source: str, want: Want = Want()) -> Focus | None:
             chunks.append([stmt])
     word_set = _alias_words(stmts, {"autotune", *want.words})
     outside = _outside_tree(stmts, want.tree_names)
-    texts: list[str | None] = []
+    texts: list[str] = []
     refs: set[str] = set()
     optional: dict[int, set[str]] = {}
     previous_end = 0

@@ -66,10 +66,7 @@ class Project:
         """The module at ``path``; focused, unless ``name`` is one of the defs its focus left out."""
         self._consulted(path)
         if path not in self._parsed:
-            data = self._read(path)
-            pm = None if data is None else kept(path, data) or parse_source(
-                path, data, module_name(path), path.endswith("__init__.py"), Want(self.words))
-            self._parsed[path] = pm if isinstance(pm, ParsedModule) else None
+            self._parsed[path] = self._load(path, Want(self.words))
         pm = self._parsed[path]
         return self.whole(path) if pm is not None and name is not None and name in pm.dropped else pm
 
@@ -81,11 +78,7 @@ class Project:
         if path in self.autotune:
             return self.whole(path)
         if path not in self._for_sites:
-            pm = self._parsed.get(path)
-            data = self._read(path) if pm is None else None
-            pm = pm or (None if data is None else kept(path, data) or parse_source(
-                path, data, module_name(path), path.endswith("__init__.py"), Want(self.words, launches=False)))
-            self._for_sites[path] = pm if isinstance(pm, ParsedModule) else None
+            self._for_sites[path] = self._parsed.get(path) or self._load(path, Want(self.words, launches=False))
         return self._for_sites[path]
 
     def whole(self, path: str) -> ParsedModule | None:
@@ -93,17 +86,20 @@ class Project:
         self._consulted(path)
         if path not in self._whole:
             pm = self._parsed.get(path)
-            if pm is None or pm.dropped:
-                data = self._read(path)
-                pm = None if data is None else parse_source(path, data, module_name(path), path.endswith("__init__.py"))
-            self._whole[path] = pm if isinstance(pm, ParsedModule) else None
+            self._whole[path] = pm if pm is not None and not pm.dropped else self._load(path, None)
         return self._whole[path]
 
-    def _read(self, path: str) -> bytes | None:
+    def _load(self, path: str, want: Want | None) -> ParsedModule | None:
+        """What this process's scan kept of ``path`` if that serves ``want``, else a fresh parse
+        (None when it cannot be read or parsed)."""
         try:
-            return (self.root / path).read_bytes()
+            data = (self.root / path).read_bytes()
         except OSError:
             return None
+        pm = kept(path, data)
+        if pm is None or (want is None and pm.dropped):
+            pm = parse_source(path, data, module_name(path), path.endswith("__init__.py"), want)
+        return pm if isinstance(pm, ParsedModule) else None
 
     def imports(self, path: str) -> dict[str, str]:
         self._consulted(path)

@@ -264,13 +264,13 @@ class SiteFinder(NestingVisitor):
             calls = [self.tuners[a.node] for a in (scope[name.value] if scope is not None else ())
                      if a.node in self.tuners]
             for autotune in sorted(calls, key=lambda c: pm.span(c).start_line):
-                if form == FORM_DECORATOR and self._builds(autotune):
+                if form != FORM_DECORATOR:
+                    self._wrapping(autotune, where, index_or_target if top else None)
+                elif self._builds(autotune):
                     info = _spelled(kernel_info(pm, where), index_or_target, "triton.autotune")
                     handle = f"{pm.module_name}.{where.name.value}" if top else None
                     self.sites.append(build_site(pm, autotune, FORM_DECORATOR, info, info.name, info.decorators,
                                                  self.resolve, handle, None, self.context))
-                elif form != FORM_DECORATOR:
-                    self._wrapping(autotune, where, index_or_target if top else None)
 
 
 def _spelled(info: KernelInfo, index: int, spelling: str) -> KernelInfo:
