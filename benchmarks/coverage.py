@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 JUDGED = {"judged", "assumed", "no_launchable"}
 
 
-def run_check(repo: Path, assume: dict, jobs: int | None, cache: Path) -> tuple[dict, float]:
+def run_check(repo: Path, assume: dict, jobs: int | None, cache: Path, timeout: float | None = None) -> tuple[dict, float]:
     cmd = [sys.executable, "-m", "autotune_rewrite", "check", str(repo), "--format", "json"]
     for name, value in assume.items():
         cmd += ["--assume", f"{name}={json.dumps(value)}"]
@@ -37,11 +37,27 @@ def run_check(repo: Path, assume: dict, jobs: int | None, cache: Path) -> tuple[
         cmd += ["-j", str(jobs)]
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": [f"check did not finish in {timeout:.0f} s"]}, time.perf_counter() - start
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         return {"error": proc.stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}, wall
     return json.loads(proc.stdout), wall
+
+
+def scan_resolved(repo: Path, cache: Path, dump: Path | None) -> dict:
+    """The locator's own share: sites whose configs ``scan --arch sm_120`` resolves."""
+    cmd = [sys.executable, "-m", "autotune_rewrite", "scan", str(repo), "--arch", "sm_120", "--format", "json"]
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode not in (0, 1):
+        return {"error": proc.stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}
+    if dump:
+        (dump / f"{repo.name}.scan.json").write_text(proc.stdout)
+    sites = json.loads(proc.stdout)["sites"]
+    return {"sites": len(sites), "resolved": sum(1 for s in sites if not s.get("unresolved_reason"))}
 
 
 def tally(result: dict) -> dict:
@@ -93,7 +109,11 @@ def main() -> None:
     ap.add_argument("--repo", action="append")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--cache", default="/tmp/coverage-cache")
+    ap.add_argument("--timeout", type=float, help="seconds one repo's check may take (then: error)")
+    ap.add_argument("--dump", type=Path, help="write each repo's raw scan/check JSON here")
     args = ap.parse_args()
+    if args.dump:
+        args.dump.mkdir(parents=True, exist_ok=True)
     corpus = Path(args.corpus)
     repos = sorted(p for p in corpus.iterdir() if p.is_dir() and (not args.repo or p.name in args.repo))
     out = {"triton": _triton_version(), "target": "sm_120 (default)", "cpus": os.cpu_count(), "jobs": args.jobs,
@@ -101,11 +121,13 @@ def main() -> None:
     for repo in repos:
         table_file = HERE / "coverage" / f"{repo.name}.toml"
         table = tomllib.loads(table_file.read_text())["assume"] if table_file.exists() else {}
-        row = {"repo": repo.name}
+        row = {"repo": repo.name, "scan_sm_120": scan_resolved(repo, Path(args.cache), args.dump)}
         for label, assume in (("zero_config", {}), ("assume_table", table)):
             if label == "assume_table" and not table:
                 continue
-            result, wall = run_check(repo, assume, args.jobs, Path(args.cache))
+            result, wall = run_check(repo, assume, args.jobs, Path(args.cache), args.timeout)
+            if args.dump and "error" not in result:
+                (args.dump / f"{repo.name}.{label}.check.json").write_text(json.dumps(result, indent=1, sort_keys=True))
             row[label] = {"wall_s": round(wall, 1), "assume": assume, **(
                 {"error": result["error"]} if "error" in result else tally(result))}
             row.setdefault("sites", row[label].get("kernels"))
@@ -120,7 +142,17 @@ def main() -> None:
             totals[f"{label}_resolved"] += r["kernels_with_resolved_configs"]
             totals[f"{label}_judged"] += r["judged_exact"] + r["judged_with_assumptions"]
             totals[f"{label}_need_another_triton"] += r["need_another_triton"]
+        scan = row["scan_sm_120"]
+        if "error" not in scan:
+            totals["scan_sites"] += scan["sites"]
+            totals["scan_resolved"] += scan["resolved"]
     out["totals"] = dict(totals)
+    kernels = sum(r["zero_config"].get("kernels", 0) for r in out["repos"])
+    out["totals"]["kernels"] = kernels
+    if kernels:
+        out["totals"]["zero_config_share_of_all_sites"] = round(totals["zero_config_judged"] / kernels, 3)
+    if totals["scan_sites"]:
+        out["totals"]["scan_resolved_share"] = round(totals["scan_resolved"] / totals["scan_sites"], 3)
     for label in ("zero_config", "assume_table"):
         if totals[f"{label}_resolved"]:
             out["totals"][f"{label}_share"] = round(totals[f"{label}_judged"] / totals[f"{label}_resolved"], 3)
