@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from autotune_rewrite import gitrepo
 from autotune_rewrite.changed import Changes, SiteInputs
-from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.evidence import KernelBundle
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.settings.root import TABLE, TOOL_FILE

@@ -62,7 +62,7 @@ app.add_typer(cache_app)
 def _version(value: bool) -> None:
     if value:
         from autotune_rewrite import __version__
-        from autotune_rewrite.check.resources import triton_version
+        from autotune_rewrite.resources import triton_version
 
         output.print_version(__version__, triton_version())
         raise typer.Exit(int(ExitCode.OK))

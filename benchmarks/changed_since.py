@@ -91,7 +91,7 @@ def main() -> None:
             changed_cpu.append(_CPU[-1])
             doc = json.loads(done.stdout)["changed_since"]
             line, judged, sites = doc["line"], doc["judged"], doc["sites"]
-    from autotune_rewrite.check.resources import triton_version
+    from autotune_rewrite.resources import triton_version
 
     result = {
         "repo": args.repo.name,

@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autotune_rewrite.check import check as check_stage  # noqa: E402
-from autotune_rewrite.check import launch_spec  # noqa: E402
-from autotune_rewrite.check.crosscompile import load_kernel  # noqa: E402
-from autotune_rewrite.check.kernel_loader import load_bundle  # noqa: E402
+from autotune_rewrite.spec import launch_spec  # noqa: E402
+from autotune_rewrite.compile.crosscompile import load_kernel  # noqa: E402
+from autotune_rewrite.isolate.kernel_loader import load_bundle  # noqa: E402
 from autotune_rewrite.locate.scan import find_site, scan  # noqa: E402
 from autotune_rewrite.settings import load_settings  # noqa: E402
 

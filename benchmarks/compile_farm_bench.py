@@ -53,10 +53,10 @@ ARCHS = ("sm_120", "sm_90", "sm_80")
 
 def record_jobs(cache: Path, workers: int) -> list:
     """The jobs a real cold ``check`` of ``INPUTS`` compiles (configs, then probes), by cache key."""
-    from autotune_rewrite.check import compile_stream
+    from autotune_rewrite.compile import compile_stream
     from autotune_rewrite.check.check import check
-    from autotune_rewrite.check.compile_cache import current_toolchain, job_key
-    from autotune_rewrite.check.crosscompile import fp_fusion_setting
+    from autotune_rewrite.compile.compile_cache import current_toolchain, job_key
+    from autotune_rewrite.compile.crosscompile import fp_fusion_setting
 
     seen: list = []
     real_add = compile_stream.CompileStream.add
@@ -79,7 +79,7 @@ def record_jobs(cache: Path, workers: int) -> list:
 
 
 def tiled_dot_jobs() -> list:
-    from autotune_rewrite.check.evidence import CompileJob, KernelBundle
+    from autotune_rewrite.evidence import CompileJob, KernelBundle
 
     src = (ROOT / "tests" / "fixtures" / "engine" / "tiled_dot.py").read_text()
     bundle = KernelBundle("tiled_dot_kernel", src, "tiled_dot.py::tiled_dot_kernel")
@@ -95,7 +95,7 @@ def tiled_dot_jobs() -> list:
 def compile_all(jobs: list, workers: int, farm=None) -> dict:
     """Every job into a fresh cache through one ``CompileStream``; wall and the jobs' own seconds."""
     from autotune_rewrite import stopwatch
-    from autotune_rewrite.check.compile_stream import CompileStream
+    from autotune_rewrite.compile.compile_stream import CompileStream
 
     got: list = []
     with tempfile.TemporaryDirectory(prefix="farm-bench-") as cache:
@@ -137,7 +137,7 @@ def warm(address: str, capabilities: tuple[int, ...]) -> float:
     """Import Triton and hash it on every worker before the clock starts (a farm is long-lived)."""
     from distributed import Client
 
-    from autotune_rewrite.check.compile_farm import worker_facts
+    from autotune_rewrite.compile.compile_farm import worker_facts
 
     start = time.perf_counter()
     with Client(address, set_as_default=False) as client:
@@ -210,7 +210,7 @@ def main() -> None:
     import triton
     from distributed import LocalCluster
 
-    from autotune_rewrite.check.compile_farm import FarmChoice
+    from autotune_rewrite.compile.compile_farm import FarmChoice
 
     recorded = []
     if not args.quick:

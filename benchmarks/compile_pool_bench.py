@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JOBS_CODE = """
 import itertools
 from pathlib import Path
-from autotune_rewrite.check.evidence import CompileJob, KernelBundle
+from autotune_rewrite.evidence import CompileJob, KernelBundle
 SRC = Path({fixture!r}).read_text()
 BUNDLE = KernelBundle("tiled_dot_kernel", SRC, "tiled_dot.py::tiled_dot_kernel")
 SIG = (("a_ptr", "*fp16"), ("b_ptr", "*fp16"), ("c_ptr", "*fp32"), ("M", "i32"), ("N", "i32"),
@@ -74,7 +74,7 @@ os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
 import triton
 from triton.compiler import ASTSource
 from triton.backends.compiler import GPUTarget
-from autotune_rewrite.check.crosscompile import compile_job, load_kernel
+from autotune_rewrite.compile.crosscompile import compile_job, load_kernel
 
 def bare(job):
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
@@ -101,7 +101,7 @@ print(json.dumps([t_bare, t_engine]))
 
 ENGINE = """
 import sys
-from autotune_rewrite.check.compile_pool import compile_many
+from autotune_rewrite.compile.compile_pool import compile_many
 jobs = JOBS
 while len(jobs) < {at_least}:
     jobs = jobs + JOBS

@@ -8,7 +8,7 @@ initialisation (Python AST -> TTIR builder), then each lowering stage (``ttir``,
 ``llir`` = the TTGIR -> LLVM MLIR passes plus LLVM's O3, ``ptx`` = LLVM's NVPTX back end,
 ``cubin`` = ptxas), then storing the results. ``smem_probe_ms`` is what the staged compile adds
 before ``llir`` (re-parsing the TTGIR and running the passes up to shared-memory allocation,
-``check/early_smem.py``), and ``cuobjdump_ms`` what reading registers from the cubin costs.
+``compile/early_smem.py``), and ``cuobjdump_ms`` what reading registers from the cubin costs.
 
     PYTHONPATH=. python benchmarks/compile_stages.py [--out FILE]
 """
@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from check_bench import EXAMPLE, EXAMPLE_KERNEL, _jobs, synthetic_repo  # noqa: E402
 
-from autotune_rewrite.check import crosscompile, early_smem, resources  # noqa: E402
+from autotune_rewrite.compile import crosscompile, early_smem
+from autotune_rewrite import resources  # noqa: E402
 
 STAGES = ("ir_initialization", "ttir", "ttgir", "llir", "ptx", "cubin", "store_results")
 

@@ -31,8 +31,8 @@ from triton.runtime.errors import OutOfResources
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autotune_rewrite.check.compile_pool import compile_many  # noqa: E402
-from autotune_rewrite.check.evidence import CompileJob, KernelBundle  # noqa: E402
+from autotune_rewrite.compile.compile_pool import compile_many  # noqa: E402
+from autotune_rewrite.evidence import CompileJob, KernelBundle  # noqa: E402
 from autotune_rewrite.check.occupancy import occupancy  # noqa: E402
 from autotune_rewrite.output import explain  # noqa: E402
 from autotune_rewrite.targets import resolve_target  # noqa: E402

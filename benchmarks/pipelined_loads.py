@@ -17,10 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autotune_rewrite.check.crosscompile import compile_job
-from autotune_rewrite.check.evidence import CompileJob
-from autotune_rewrite.check.kernel_facts import facts_of
-from autotune_rewrite.check.kernel_loader import load_bundle
+from autotune_rewrite.compile.crosscompile import compile_job
+from autotune_rewrite.evidence import CompileJob
+from autotune_rewrite.isolate.kernel_facts import facts_of
+from autotune_rewrite.isolate.kernel_loader import load_bundle
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pipelined"
 SIGNATURE = (("x_ptr", "*bf16"), ("w_ptr", "*bf16"), ("y_ptr", "*bf16"), ("S", "i32"), ("B", "constexpr"))

@@ -31,13 +31,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # The code between a CompileJob and its stored CompileOutcome that the outcome key does not hash.
-_ENGINE_FILES = ("crosscompile.py", "compile_pool.py", "resources.py", "compile_cache.py", "evidence.py")
+_ENGINE_FILES = ("compile/crosscompile.py", "compile/compile_pool.py", "resources.py", "compile/compile_cache.py",
+                 "evidence.py")
 
 
 def _engine_digest() -> str:
     h = hashlib.sha256()
     for name in _ENGINE_FILES:
-        h.update(name.encode() + b"\0" + (ROOT / "autotune_rewrite" / "check" / name).read_bytes())
+        h.update(name.encode() + b"\0" + (ROOT / "autotune_rewrite" / name).read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_rewrite.gpu.bench.recommend import recommend
+from autotune_rewrite.rewrite.recommend import recommend
 from autotune_rewrite.gpu.bench.bench import bucket_of, parse_batches
 from autotune_rewrite.errors import UserError
 

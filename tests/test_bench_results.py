@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from autotune_rewrite.output import templating
-from autotune_rewrite.gpu.bench import plot, results
-from autotune_rewrite.gpu.bench.recommend import recommend
-from autotune_rewrite.gpu.bench.results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.gpu.bench import plot
+from autotune_rewrite.rewrite import bench_results as results
+from autotune_rewrite.rewrite.recommend import recommend
+from autotune_rewrite.rewrite.bench_results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.gpu.bench.bench import bucket_of
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.output import bench as bench_out

@@ -16,9 +16,9 @@ import pytest
 from repo_env import pythonpath
 
 from autotune_rewrite import cache_admin, disk_cache
-from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
-from autotune_rewrite.check.compile_pool import compile_many
-from autotune_rewrite.check.evidence import CompileJob, KernelBundle
+from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
+from autotune_rewrite.compile.compile_pool import compile_many
+from autotune_rewrite.evidence import CompileJob, KernelBundle
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import from_table
 

@@ -13,8 +13,8 @@ import shutil
 
 import pytest
 
-from autotune_rewrite.check.constexpr_values import DtypeRef
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.constexpr_values import DtypeRef
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.gpu.capture import capture as capture_run, hooks, records, stanza
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.settings import load_settings

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings as hsettings
 from hypothesis import strategies as st
 
-from autotune_rewrite.check import spec_toml
+from autotune_rewrite.spec import spec_toml
 from autotune_rewrite.gpu.capture import stanza
 from autotune_rewrite.gpu.capture.capture import default_settings_file
 from autotune_rewrite.errors import UserError

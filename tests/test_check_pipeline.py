@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autotune_rewrite.check import check as check_stage
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.outcomes import Reason, Status
 from autotune_rewrite.output.explain import verdict_reason

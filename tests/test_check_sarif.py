@@ -22,8 +22,8 @@ from repo_env import pythonpath
 from sarif_schema import schema_errors
 
 from autotune_rewrite.check.check import CheckResult
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, KernelBundle, KernelReport, LaunchSpec
-from autotune_rewrite.check.findings import Spills
+from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle, KernelReport, LaunchSpec
+from autotune_rewrite.findings import Spills
 from autotune_rewrite.check.plans import verdict
 from autotune_rewrite.model import AutotuneSite, ConfigValue, Span
 from autotune_rewrite.output.sarif import check_sarif

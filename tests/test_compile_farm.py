@@ -23,9 +23,9 @@ from repo_env import pythonpath
 from test_compile_stream import job
 
 from autotune_rewrite.check.check import check
-from autotune_rewrite.check.compile_farm import FarmChoice
-from autotune_rewrite.check.compile_stream import CompileStream
-from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite.compile.compile_farm import FarmChoice
+from autotune_rewrite.compile.compile_stream import CompileStream
+from autotune_rewrite.evidence import KernelBundle
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 TRANSPOSE = "kernels/transpose.py::transpose_kernel"
@@ -208,7 +208,7 @@ class _Cluster:
 
 
 def test_a_worker_with_another_toolchain_is_refused_naming_it():
-    from autotune_rewrite.check.compile_farm import _check_workers
+    from autotune_rewrite.compile.compile_farm import _check_workers
     from autotune_rewrite.errors import UserError
 
     _check_workers("tcp://farm:8786", _Cluster(), (120,))  # the same versions: accepted

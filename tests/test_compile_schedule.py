@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from autotune_rewrite.check import compile_pool, compile_stream
+from autotune_rewrite.compile import compile_pool, compile_stream
 from autotune_rewrite.check.check import check
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"

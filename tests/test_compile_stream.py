@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from autotune_rewrite.check import compile_pool
-from autotune_rewrite.check.compile_stream import CompileStream
-from autotune_rewrite.check.evidence import CompileJob, KernelBundle
+from autotune_rewrite.compile import compile_pool
+from autotune_rewrite.compile.compile_stream import CompileStream
+from autotune_rewrite.evidence import CompileJob, KernelBundle
 
 COPY = KernelBundle("copy_kernel", '''\
 import triton

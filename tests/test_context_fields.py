@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.evaluate import Evaluator, Unresolved
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.locate.scan import scan

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from autotune_rewrite.check.dtype_retry import retyped
-from autotune_rewrite.check.evidence import LaunchSpec
+from autotune_rewrite.spec.dtype_retry import retyped
+from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.outcomes import Assumption
 from rewrite_e2e import cli, commit_tree
 

@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from autotune_rewrite.check import check as check_stage
-from autotune_rewrite.check import early_smem, launch_spec
-from autotune_rewrite.check.crosscompile import compile_job
-from autotune_rewrite.check.kernel_loader import load_bundle
+from autotune_rewrite.compile import early_smem
+from autotune_rewrite.spec import launch_spec
+from autotune_rewrite.compile.crosscompile import compile_job
+from autotune_rewrite.isolate.kernel_loader import load_bundle
 from autotune_rewrite.check.occupancy import max_launchable_smem
 from autotune_rewrite.cli import app
 from autotune_rewrite.locate.scan import find_site, scan

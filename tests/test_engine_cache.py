@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
+from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.disk_cache import default_cache_dir
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle
 
 JOB = CompileJob(
     bundle=KernelBundle("k", "import triton\n@triton.jit\ndef k(x, B: tl.constexpr):\n    pass\n", "a.py::k"),

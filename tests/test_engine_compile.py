@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check import compile_pool
-from autotune_rewrite.check import resources
-from autotune_rewrite.check.compile_pool import compile_many
-from autotune_rewrite.check.crosscompile import compile_job, triton_environment
+from autotune_rewrite.compile import compile_pool
+from autotune_rewrite import resources
+from autotune_rewrite.compile.compile_pool import compile_many
+from autotune_rewrite.compile.crosscompile import compile_job, triton_environment
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import CompileJob, KernelBundle
+from autotune_rewrite.evidence import CompileJob, KernelBundle
 from autotune_rewrite.check.occupancy import occupancy, occupancy_of
 from autotune_rewrite.check.smem_model import fit_smem_model, largest_fit, predict, probe_points
 from autotune_rewrite.targets import ARCHS
@@ -133,7 +133,7 @@ def test_warm_path_does_not_import_triton(batch):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_engine_compile import dot_job, FIT_POINTS
-        from autotune_rewrite.check.compile_pool import compile_many
+        from autotune_rewrite.compile.compile_pool import compile_many
         jobs = [dot_job(p["BLOCK_M"], p["BLOCK_K"], p["num_stages"]) for p in FIT_POINTS]
         out = compile_many(jobs, cache_dir={str(cache)!r})
         assert all(o.cached for o in out)
@@ -211,7 +211,7 @@ def test_nothing_written_to_home_or_cwd(batch, tmp_path):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_engine_compile import dot_job
-        from autotune_rewrite.check.compile_pool import compile_many
+        from autotune_rewrite.compile.compile_pool import compile_many
         (o,) = compile_many([dot_job(64, 32, 2)], workers=1, cache_dir={str(cache)!r})
         print(o.shared_bytes, o.registers, o.error)
         """
@@ -273,7 +273,7 @@ def test_ptxas_failure_is_one_line_and_prints_nothing(batch):
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_engine_compile import dot_job, BASE
-        from autotune_rewrite.check.compile_pool import compile_many
+        from autotune_rewrite.compile.compile_pool import compile_many
         jobs = [dot_job(BASE["BLOCK_M"], BASE["BLOCK_K"], BASE["num_stages"]), dot_job(32, 64, 4)]
         for o in compile_many(jobs, workers=2, cache_dir={str(cache)!r}):
             print(o.cached, o.error)

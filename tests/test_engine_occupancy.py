@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check.findings import SmemOverOptin, TmemOver, TooManyRegistersPerBlock, TooManyThreads
+from autotune_rewrite.findings import SmemOverOptin, TmemOver, TooManyRegistersPerBlock, TooManyThreads
 from autotune_rewrite.check.occupancy import occupancy
 from autotune_rewrite.output.explain import occupancy_reason
-from autotune_rewrite.check.resources import triton_dir
+from autotune_rewrite.resources import triton_dir
 from autotune_rewrite.targets import ARCHS
 
 SM80, SM86, SM90, SM120 = (ARCHS[n] for n in ("sm_80", "sm_86", "sm_90", "sm_120"))

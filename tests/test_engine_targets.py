@@ -7,7 +7,7 @@ import re
 import pytest
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.resources import triton_dir
+from autotune_rewrite.resources import triton_dir
 from autotune_rewrite.targets import ARCHS, DEFAULT_TARGET, PRODUCTS, resolve_target
 
 

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from autotune_rewrite.check.resources import triton_version
+from autotune_rewrite.resources import triton_version
 from autotune_rewrite.output import templating
 from autotune_rewrite.rewrite.diff import run_rewrites
 from golden_cases import VARIANTS, case_names, expected_dir, input_tree

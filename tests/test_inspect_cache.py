@@ -15,7 +15,7 @@ import pytest
 
 from autotune_rewrite.output.explain import occupancy_reason
 from autotune_rewrite.gpu.inspect_cache import inspect_cache
-from autotune_rewrite.check.resources import read_resource_usage
+from autotune_rewrite.resources import read_resource_usage
 from autotune_rewrite.targets import resolve_target
 from autotune_rewrite.gpu.triton_cache import parse_ttir_signature, read_cache
 

@@ -21,9 +21,9 @@ import pytest
 
 from repo_env import pythonpath
 
-from autotune_rewrite.check.crosscompile import compile_job, undefined_name
-from autotune_rewrite.check.evidence import CompileJob
-from autotune_rewrite.check.kernel_loader import load_bundle
+from autotune_rewrite.compile.crosscompile import compile_job, undefined_name
+from autotune_rewrite.evidence import CompileJob
+from autotune_rewrite.isolate.kernel_loader import load_bundle
 
 TRITON = "import triton\nimport triton.language as tl\n"
 
@@ -256,7 +256,7 @@ def test_a_helper_whose_module_needs_a_fork_of_triton_makes_the_kernel_need_it(t
 def test_an_old_api_under_a_run_time_branch_is_compiled_so_it_counts():
     """Both branches of an ``if`` on a run-time value are compiled; a constexpr ``if`` (in the
     kernel, or on a helper's parameter, which its caller may pass as a constexpr) only one."""
-    from autotune_rewrite.check.absent_api import absent_attributes
+    from autotune_rewrite.isolate.absent_api import absent_attributes
 
     source = TRITON + """
 @triton.jit

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check.crosscompile import compile_job, load_kernel
-from autotune_rewrite.check.evidence import CompileJob
-from autotune_rewrite.check.kernel_loader import KernelLoadError, load_bundle
+from autotune_rewrite.compile.crosscompile import compile_job, load_kernel
+from autotune_rewrite.evidence import CompileJob
+from autotune_rewrite.isolate.kernel_loader import KernelLoadError, load_bundle
 
 FIXTURE = Path(__file__).parent / "fixtures" / "loader" / "hostile_repo"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from autotune_rewrite.check import check as check_stage
-from autotune_rewrite.check.kernel_loader import load_bundle
+from autotune_rewrite.isolate.kernel_loader import load_bundle
 from projection_kernel import PROJECTION_SETTINGS, projection_def
 
 TWINS = textwrap.dedent('''\

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from autotune_rewrite.check import findings as cf
+from autotune_rewrite import findings as cf
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite import facts as rf

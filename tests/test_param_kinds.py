@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from repo_env import pythonpath
 
-from autotune_rewrite.check.constexpr_values import DtypeRef
-from autotune_rewrite.check.spec_toml import Table, render_table
+from autotune_rewrite.constexpr_values import DtypeRef
+from autotune_rewrite.spec.spec_toml import Table, render_table
 from autotune_rewrite.gpu.capture import records, stanza
 from autotune_rewrite.settings import load_settings
 

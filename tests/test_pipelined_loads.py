@@ -1,5 +1,5 @@
 """Which loops' loads Triton pipelines through shared memory: the source rule of
-``check/pipelined_loads`` against real ``triton.compile`` on sm_120, and the flat-SMEM suspicion
+``isolate/pipelined_loads`` against real ``triton.compile`` on sm_120, and the flat-SMEM suspicion
 it feeds, through the real CLI: quiet on recurrent kernels, still firing on a matmul.
 
 The kernels are written here (``fixtures/pipelined/kernels.py``): recurrent states (RNN/GRU
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check.crosscompile import compile_job
-from autotune_rewrite.check.evidence import CompileJob
-from autotune_rewrite.check.kernel_facts import facts_of
-from autotune_rewrite.check.kernel_loader import load_bundle
+from autotune_rewrite.compile.crosscompile import compile_job
+from autotune_rewrite.evidence import CompileJob
+from autotune_rewrite.isolate.kernel_facts import facts_of
+from autotune_rewrite.isolate.kernel_loader import load_bundle
 from rewrite_e2e import cli, commit_tree
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pipelined"
@@ -166,7 +166,7 @@ def test_a_matmul_with_flat_smem_is_still_suspect(checked):
 
 # --------------------------------------------------------------------------- source only
 def _facts(source: str, kernel: str = "k"):
-    from autotune_rewrite.check.evidence import KernelBundle
+    from autotune_rewrite.evidence import KernelBundle
 
     text = "import triton\nimport triton.language as tl\n\n\n" + source
     return facts_of(KernelBundle(kernel=kernel, source=text, origin=f"kern.py::{kernel}"))

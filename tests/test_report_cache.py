@@ -103,7 +103,7 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(repo: Path, tmp_path: Path):
 def test_heuristics_kernels_of_one_file_share_one_parse(tmp_path: Path):
     from test_spec_inference import HEURISTIC_KERNEL
 
-    from autotune_rewrite.check.heuristics import heuristics_of
+    from autotune_rewrite.spec.heuristics import heuristics_of
     from autotune_rewrite.locate.scan import scan
 
     (tmp_path / "h.py").write_text(HEURISTIC_KERNEL + HEURISTIC_KERNEL.split("\n", 3)[3].replace("h_kernel", "g_kernel"))

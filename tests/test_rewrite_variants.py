@@ -10,7 +10,7 @@ import pytest
 from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import (
+from autotune_rewrite.evidence import (
     CompileJob,
     CompileOutcome,
     ConfigVerdict,
@@ -19,7 +19,7 @@ from autotune_rewrite.check.evidence import (
     LaunchSpec,
     Occupancy,
 )
-from autotune_rewrite.check.findings import LargestFit, SmemOverOptin
+from autotune_rewrite.findings import LargestFit, SmemOverOptin
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain

@@ -1,6 +1,6 @@
 """Launch specs inferred from the launch call and its wrapper, and the assumptions for the rest.
 
-Each rule of ``locate/launch_args`` and ``check/spec_inference`` on a small package written here
+Each rule of ``locate/launch_args`` and ``spec/spec_inference`` on a small package written here
 (real LibCST scan); the end-to-end tests compile for real through the CLI.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.locate.scan import scan
 from tests.repo_env import pythonpath
 
@@ -224,7 +224,7 @@ def h_kernel(x_ptr, g_ptr, n, EVEN: tl.constexpr, HAS_G: tl.constexpr, OPAQUE: t
 
 
 def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
-    from autotune_rewrite.check.heuristics import heuristics_of
+    from autotune_rewrite.spec.heuristics import heuristics_of
 
     (tmp_path / "h.py").write_text(HEURISTIC_KERNEL)
     (site,) = scan(tmp_path, jobs=1).sites
@@ -293,7 +293,7 @@ def k(a_ptr, b_ptr, q_ptr, zero_ptr, scale_ptr, start_ptr, end_ptr, out_ptr, BLO
 
 
 def test_pointer_dtypes_are_read_from_how_the_kernel_uses_what_it_loads():
-    from autotune_rewrite.check.pointer_dtypes import index_pointer_params, int8_dot_params
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params, int8_dot_params
 
     # Packed ints and zero points (bit ops, ``- zero``), offsets and bounds: ints. The scale that
     # multiplies them is data, and ``ptr``, reused for two pointers, proves nothing about either.
@@ -321,7 +321,7 @@ def norm_kernel(x_ptr, sum_ptr, lse_ptr, scale_ptr, out_ptr, n, BLOCK: tl.conste
 
 
 def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
-    from autotune_rewrite.check.pointer_dtypes import fp32_pointer_params
+    from autotune_rewrite.spec.pointer_dtypes import fp32_pointer_params
 
     # ``fdiv`` beside a float literal and ``exp`` of a raw tile need fp32 tensors; a tile cast
     # first (x, scale) says nothing about its tensor's dtype.
@@ -337,7 +337,7 @@ def test_tiles_that_go_uncast_into_fp32_only_math_are_fp32(tmp_path):
 
 
 def test_uncast_tiles_are_followed_in_statement_order_and_address_tables_are_i64():
-    from autotune_rewrite.check.pointer_dtypes import address_table_params, fp32_pointer_params
+    from autotune_rewrite.spec.pointer_dtypes import address_table_params, fp32_pointer_params
 
     source = '''
 def k(g, h, w, bufs, out, n, rank):
@@ -358,7 +358,7 @@ def k(g, h, w, bufs, out, n, rank):
 
 
 def test_packed_weights_unpacked_in_a_helper_are_ints():
-    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params
 
     source = '''
 def _nibbles(w, shift):
@@ -379,8 +379,8 @@ def k(qw_ptr, qz_ptr, s_ptr, out_ptr):
 
 
 def test_descriptors_and_loop_bounds_are_seen_through_helpers():
-    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
-    from autotune_rewrite.check.pointer_params import descriptor_params
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params
+    from autotune_rewrite.spec.pointer_params import descriptor_params
 
     source = '''
 def _inner(acc, desc_k, start, end, BLOCK: tl.constexpr):
@@ -401,7 +401,7 @@ def k(desc_q, desc_k, out_ptr, owner_ptr, max_len, BLOCK: tl.constexpr):
 
 
 def test_a_loaded_value_scaled_into_an_address_is_an_index():
-    from autotune_rewrite.check.pointer_dtypes import index_pointer_params
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params
 
     source = '''
 def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr):
@@ -415,7 +415,7 @@ def k(cache_ptr, table_ptr, scale_ptr, out_ptr, stride_page, BLOCK: tl.constexpr
 
 
 def test_an_index_scaled_into_a_local_pointer_and_a_kernel_taking_int8_or_float():
-    from autotune_rewrite.check.pointer_dtypes import index_pointer_params, int8_dot_params
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params, int8_dot_params
 
     source = '''
 def k(a_ptr, b_ptr, rows_ptr, expert_ptr, c_ptr, stride_am, stride_be, BLOCK: tl.constexpr):
@@ -525,7 +525,7 @@ def test_each_branch_of_a_dtype_conditional_is_a_consistent_spec(tmp_path):
 
 
 def test_constexpr_uses_flags_and_arithmetic():
-    from autotune_rewrite.check.param_uses import arithmetic_only, dtypes_of, flags_of
+    from autotune_rewrite.spec.param_uses import arithmetic_only, dtypes_of, flags_of
 
     source = '''
 import triton.language as tl
@@ -550,7 +550,7 @@ def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRI
 
 
 def test_a_constexpr_passed_to_a_helper_is_arithmetic_when_the_helper_only_computes_with_it():
-    from autotune_rewrite.check.param_uses import arithmetic_only
+    from autotune_rewrite.spec.param_uses import arithmetic_only
 
     source = '''
 def _window(q_idx, offs, W, V):
@@ -575,7 +575,7 @@ def k(x_ptr, W: tl.constexpr, V: tl.constexpr, D: tl.constexpr, SCALE: tl.conste
 
 
 def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first():
-    from autotune_rewrite.check.param_uses import arithmetic_only, modes_of
+    from autotune_rewrite.spec.param_uses import arithmetic_only, modes_of
 
     source = '''
 import triton.language as tl

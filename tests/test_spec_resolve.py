@@ -13,10 +13,10 @@ import tomllib
 
 import pytest
 
-from autotune_rewrite.check import launch_spec
-from autotune_rewrite.check.pointer_params import pointer_params
+from autotune_rewrite.spec import launch_spec
+from autotune_rewrite.spec.pointer_params import pointer_params
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import LaunchSpec
+from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, KernelParam, Span
 from autotune_rewrite.settings import from_table
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.check import findings as cf
-from autotune_rewrite.check.evidence import KernelBundle
-from autotune_rewrite.check.kernel_facts import facts_of
+from autotune_rewrite import findings as cf
+from autotune_rewrite.evidence import KernelBundle
+from autotune_rewrite.isolate.kernel_facts import facts_of
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.output import explain
 from rewrite_e2e import cli, commit_tree, state

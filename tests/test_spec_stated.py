@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.locate.scan import scan
 from tests.repo_env import pythonpath
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from autotune_rewrite import cache_admin, stopwatch
-from autotune_rewrite.check import dtype_retry, launch_spec
-from autotune_rewrite.check.bundle_cache import KernelLoadError
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
-from autotune_rewrite.check.findings import EveryConfigRejected
+from autotune_rewrite.spec import dtype_retry, launch_spec
+from autotune_rewrite.isolate.bundle_cache import KernelLoadError
+from autotune_rewrite.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
+from autotune_rewrite.findings import EveryConfigRejected
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
     Plan,
@@ -44,7 +44,7 @@ from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: 
     verdicts_of,
 )
 from autotune_rewrite.changed import Selection
-from autotune_rewrite.check.resources import ptxas_version, triton_version
+from autotune_rewrite.resources import ptxas_version, triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.errors import ExitCode, UserError
 from autotune_rewrite.files import scope_of
@@ -469,8 +469,8 @@ def _report_cache(cache_dir: Path, base: Path, inputs_of, info: RunInfo, setting
                   assumed_values, exact: bool, fit_model: bool, full: bool):
     """The run's ``ReportCache``, keyed by everything of the run a report reads."""
     from autotune_rewrite import gitrepo
-    from autotune_rewrite.check.compile_cache import compiler_environment
-    from autotune_rewrite.check.crosscompile import fp_fusion_setting
+    from autotune_rewrite.compile.compile_cache import compiler_environment
+    from autotune_rewrite.compile.crosscompile import fp_fusion_setting
     from autotune_rewrite.check.report_cache import ReportCache
 
     run = {"targets": info.targets, "triton": info.triton_version, "ptxas": info.ptxas_versions,
@@ -521,7 +521,7 @@ def _heuristics(base: Path, site: AutotuneSite, parsed: dict | None = None) -> t
     run's parsed modules (one parse per file, however many such kernels it holds)."""
     if not any(d in HEURISTICS for d in site.decorators):
         return ()
-    from autotune_rewrite.check.heuristics import heuristics_of
+    from autotune_rewrite.spec.heuristics import heuristics_of
 
     return heuristics_of(base, site, parsed)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from autotune_rewrite.check.evidence import CompileOutcome, Occupancy
-from autotune_rewrite.check.findings import (
+from autotune_rewrite.evidence import CompileOutcome, Occupancy
+from autotune_rewrite.findings import (
     Blocked,
     SmemOverBlock,
     SmemOverOptin,

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import tempdirs
-from autotune_rewrite.check import launch_spec, smem_probe, spec_sanity
-from autotune_rewrite.check.bundle_cache import lookup
-from autotune_rewrite.check.compile_farm import FarmChoice, FarmEvent
-from autotune_rewrite.check.compile_pool import compile_many
-from autotune_rewrite.check.compile_stream import CompileStream
-from autotune_rewrite.check.evidence import (
+from autotune_rewrite.spec import launch_spec
+from autotune_rewrite.check import smem_probe
+from autotune_rewrite.check import spec_sanity
+from autotune_rewrite.isolate.bundle_cache import lookup
+from autotune_rewrite.compile.compile_farm import FarmChoice, FarmEvent
+from autotune_rewrite.compile.compile_pool import compile_many
+from autotune_rewrite.compile.compile_stream import CompileStream
+from autotune_rewrite.evidence import (
     CompileJob,
     CompileOutcome,
     ConfigVerdict,
@@ -30,10 +32,10 @@ from autotune_rewrite.check.evidence import (
     LaunchSpec,
     skipped_report,
 )
-from autotune_rewrite.check.findings import Assumed, Note, Spills, UnknownInts
-from autotune_rewrite.check.kernel_facts import facts_of
+from autotune_rewrite.findings import Assumed, Note, Spills, UnknownInts
+from autotune_rewrite.isolate.kernel_facts import facts_of
 from autotune_rewrite.check.occupancy import max_launchable_smem, occupancy_of
-from autotune_rewrite.check.resources import triton_version
+from autotune_rewrite.resources import triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite, ConfigValue
@@ -50,7 +52,7 @@ def kernel_bundle(root: Path, site: AutotuneSite, cache_dir: Path | None = None)
     hit = lookup(root, path, site.kernel, cache_dir, line) if cache_dir is not None else None
     if hit is not None:
         return hit
-    from autotune_rewrite.check.kernel_loader import load_bundle  # LibCST only when a bundle is built
+    from autotune_rewrite.isolate.kernel_loader import load_bundle  # LibCST only when a bundle is built
 
     return load_bundle(root, path, site.kernel, cache_dir, line=line)
 
@@ -76,7 +78,7 @@ class RunBundles:
         hit = lookup(self.root, path, site.kernel, self.cache_dir, line) if self.cache_dir is not None else None
         if hit is not None:
             return hit
-        from autotune_rewrite.check.kernel_loader import ParsedModules, load_bundle
+        from autotune_rewrite.isolate.kernel_loader import ParsedModules, load_bundle
 
         if self._parsed is None:
             self._parsed = ParsedModules(self.root)

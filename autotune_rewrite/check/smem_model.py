@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
-from autotune_rewrite.check.evidence import SmemModel
+from autotune_rewrite.evidence import SmemModel
 from autotune_rewrite.targets import Arch
 
 Point = tuple[Mapping[str, int], int]  # (parameters, shared bytes)

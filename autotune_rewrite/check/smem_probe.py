@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.check import smem_model
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
-from autotune_rewrite.check.findings import LargestFit
+from autotune_rewrite.evidence import CompileJob, CompileOutcome, ConfigVerdict, LaunchSpec, SmemModel
+from autotune_rewrite.findings import LargestFit
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.targets import Target
 

@@ -31,15 +31,15 @@ Pure: verdicts and source facts in, typed findings out (``output/explain.py`` wo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from autotune_rewrite.check.evidence import REJECTED, ConfigVerdict
-from autotune_rewrite.check.findings import (
+from autotune_rewrite.evidence import REJECTED, ConfigVerdict
+from autotune_rewrite.findings import (
     EveryConfigRejected,
     FlatSmemAcrossStages,
     NoSmemWithDot,
     StaticAssertEveryConfig,
     Suspicion,
 )
-from autotune_rewrite.check.kernel_facts import KernelFacts, PipelinedLoop
+from autotune_rewrite.isolate.kernel_facts import KernelFacts, PipelinedLoop
 
 STATIC_ASSERT = "static_assert failed:"  # how crosscompile.one_line words CompileTimeAssertionFailure
 

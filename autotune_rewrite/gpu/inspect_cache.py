@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import Occupancy
+from autotune_rewrite.evidence import Occupancy
 from autotune_rewrite.check.occupancy import occupancy
-from autotune_rewrite.check.resources import read_resource_usage, triton_version
+from autotune_rewrite.resources import read_resource_usage, triton_version
 from autotune_rewrite.targets import Target
 from autotune_rewrite.gpu.triton_cache import (
     CacheContents,

@@ -40,7 +40,7 @@ from pathlib import Path
 from rich.table import Table
 
 from autotune_rewrite import output
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport, SmemModel
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
 from autotune_rewrite.check.check import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status

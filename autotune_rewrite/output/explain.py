@@ -1,7 +1,7 @@
 """Words for the typed facts the stages return: why a config cannot launch, the largest tile that
 fits, the check notes, and what a variant decided and why.
 
-The stages hand over data (``check/findings.py``, ``rewrite/facts.py``); the sentences are
+The stages hand over data (``findings.py``, ``rewrite/facts.py``); the sentences are
 chosen here, once, and used by the check tables, the rewrite summary, the JSON's human
 strings, the commit message and the PR body, so every place says the same thing the same way.
 """
@@ -12,8 +12,8 @@ import shlex
 from collections.abc import Iterable
 from functools import singledispatch
 
-from autotune_rewrite.check import findings as cf
-from autotune_rewrite.check.evidence import ConfigVerdict
+from autotune_rewrite import findings as cf
+from autotune_rewrite.evidence import ConfigVerdict
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.rewrite import facts as rf
 

@@ -1,10 +1,10 @@
-"""Words for what the compile farm did (``check/compile_farm.FarmEvent``), as summary warnings."""
+"""Words for what the compile farm did (``compile/compile_farm.FarmEvent``), as summary warnings."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autotune_rewrite.check.compile_farm import FarmEvent
+from autotune_rewrite.compile.compile_farm import FarmEvent
 
 
 def farm_warnings(events: Iterable[FarmEvent]) -> list[str]:

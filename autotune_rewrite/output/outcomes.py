@@ -6,7 +6,7 @@ the sentences are chosen here, once, so the three commands say the same thing th
 
 from __future__ import annotations
 
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Problem, Reason, Report, Status
 from autotune_rewrite.output import explain

@@ -8,7 +8,7 @@ import json
 from rich.markup import escape
 
 from autotune_rewrite import output
-from autotune_rewrite.check.findings import Assumed
+from autotune_rewrite.findings import Assumed
 from autotune_rewrite.output import explain
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.changed import changed_json, changed_line

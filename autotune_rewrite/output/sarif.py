@@ -19,9 +19,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autotune_rewrite import output
-from autotune_rewrite.check import findings as cf
+from autotune_rewrite import findings as cf
 from autotune_rewrite.check.check import CheckResult
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, Span
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
@@ -69,7 +69,7 @@ _RULES = (
 )
 _RULE_INDEX = {rule[0]: i for i, rule in enumerate(_RULES)}
 
-# The refusal's ``kind`` (check/findings.py) -> the rule it breaks.
+# The refusal's ``kind`` (findings.py) -> the rule it breaks.
 _RULE_OF_REFUSAL = {
     "smem_over_optin": "cannot-launch/shared-memory",
     "smem_per_block": "cannot-launch/shared-memory",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite import fleet
 from autotune_rewrite.rewrite.variants import Decision, config_key

@@ -19,8 +19,8 @@ from autotune_rewrite.changed import Selection
 from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode, UserError
-from autotune_rewrite.check.evidence import KernelReport
-from autotune_rewrite.check.kernel_loader import KernelLoadError
+from autotune_rewrite.evidence import KernelReport
+from autotune_rewrite.isolate.kernel_loader import KernelLoadError
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite

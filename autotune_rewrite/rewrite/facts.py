@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autotune_rewrite.check.findings import LargestFit, Refusal
+from autotune_rewrite.findings import LargestFit, Refusal
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
 

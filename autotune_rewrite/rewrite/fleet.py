@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from autotune_rewrite.check.evidence import KernelReport
+from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.rewrite.facts import SpecEffect, TargetEffect
 from autotune_rewrite.rewrite.variants import Decision, config_key
 

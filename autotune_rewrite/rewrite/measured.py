@@ -1,7 +1,7 @@
 """Bench timings as evidence for a variant's choice (read from what ``bench`` saved; no GPU here).
 
 ``bench`` saves its timings per kernel under ``<git dir>/autotune-rewrite/bench/<kernel>.json``
-(``gpu/bench/results``). A variant that must choose among several launchable tiles uses them
+(``rewrite/bench_results``). A variant that must choose among several launchable tiles uses them
 only when they were measured on the target GPU itself: timings from another GPU say nothing
 about which tile wins on the target.
 """
@@ -54,7 +54,7 @@ def from_saved(data: dict | None, path: str) -> BenchTimes | None:
 
 def saved_for(root: Path, site: AutotuneSite) -> BenchTimes | None:
     """The latest bench of ``site``'s kernel saved in the checkout holding ``root``, if any."""
-    from autotune_rewrite.gpu.bench import results
+    from autotune_rewrite.rewrite import bench_results as results
 
     git_dir = results.git_common_dir(Path(root))
     if git_dir is None:

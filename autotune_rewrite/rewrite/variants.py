@@ -43,7 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.rewrite.measured import BenchTimes
 from autotune_rewrite.rewrite.facts import (

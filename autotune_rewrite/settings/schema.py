@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from autotune_rewrite.check.constexpr_values import NONE, read_constexpr
-from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.constexpr_values import NONE, read_constexpr
+from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings.reader import (
     Reader,
@@ -168,7 +168,7 @@ class Cache:
 
 @dataclass(frozen=True)
 class CheckTable:
-    """``[tool.autotune-rewrite.check]``: where the compiles run (``check/compile_farm.py``)."""
+    """``[tool.autotune-rewrite.check]``: where the compiles run (``compile/compile_farm.py``)."""
 
     executor: str = field(default="local", metadata=key(
         _one_of("local", "dask"), "str", '"local" (the process pool, default) or "dask": compile the cache misses on '
@@ -264,7 +264,7 @@ class Settings:
             return None
         import os
 
-        from autotune_rewrite.check.compile_farm import FarmChoice  # no dask import
+        from autotune_rewrite.compile.compile_farm import FarmChoice  # no dask import
 
         address = self.check.address or os.environ.get("DASK_SCHEDULER_ADDRESS")
         if not address:

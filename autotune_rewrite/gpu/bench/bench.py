@@ -16,8 +16,8 @@ from typing import Sequence
 from autotune_rewrite.gpu.bench import inputs as bench_inputs
 from autotune_rewrite.gpu.bench import timing
 from autotune_rewrite.gpu.bench.plan import BenchPlan, parse_config, plan as make_plan
-from autotune_rewrite.gpu.bench.recommend import recommend
-from autotune_rewrite.gpu.bench.results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.rewrite.recommend import recommend
+from autotune_rewrite.rewrite.bench_results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.rewrite.variants import VARIANTS
 
@@ -160,7 +160,8 @@ def bench_and_save(path: Path | str, kernel: str, out_dir: Path | str | None = N
     (default ``<git dir>/autotune-rewrite/bench``). Returns the result and the JSON's path."""
     from dataclasses import replace
 
-    from autotune_rewrite.gpu.bench import plot, results
+    from autotune_rewrite.gpu.bench import plot
+    from autotune_rewrite.rewrite import bench_results as results
 
     timing.require_gpu()
     path = Path(path)

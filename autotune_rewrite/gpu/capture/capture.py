@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from autotune_rewrite.check import spec_toml
+from autotune_rewrite.spec import spec_toml
 from autotune_rewrite import tempdirs
 from autotune_rewrite.gpu.capture import hooks, stanza
 from autotune_rewrite.gpu.capture.records import CaptureResult, KernelCapture, fold, read_records

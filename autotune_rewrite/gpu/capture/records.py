@@ -5,7 +5,7 @@ meta-params taken out: the compiles of one launch shape under its N configs diff
 those meta-params (and num_warps/num_stages), so they fold into one spec; a second head-block
 size, dtype or a ``== 1`` / divisible-by-16 change is a second spec.
 
-What goes where in the ``[[kernels]]`` table ``check`` reads (``check/launch_spec.py``):
+What goes where in the ``[[kernels]]`` table ``check`` reads (``spec/launch_spec.py``):
 
 - ``types``: every non-constexpr parameter with the type the runtime gave it; an int the runtime
   folded to a constexpr because it was 1 keeps its int type here and ``values`` says 1 (``check``
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check.constexpr_values import from_runtime
-from autotune_rewrite.check.triton_types import tuple_text
+from autotune_rewrite.constexpr_values import from_runtime
+from autotune_rewrite.triton_types import tuple_text
 
 
 @dataclass(frozen=True)

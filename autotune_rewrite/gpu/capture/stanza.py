@@ -23,7 +23,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import AoT, Comment, Whitespace
 
-from autotune_rewrite.check.spec_toml import Table, table_dict, toml_table
+from autotune_rewrite.spec.spec_toml import Table, table_dict, toml_table
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import TOOL_FILE
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check.spec_inference import int_type
+from autotune_rewrite.spec.spec_inference import int_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
 
@@ -207,7 +207,7 @@ def records_from_trace(events: Sequence[Mapping[str, Any]], root: Path,
                        sites: Sequence[AutotuneSite]) -> tuple[list[dict], list[str]]:
     """Capture's ``autotune`` / ``compile`` / ``session`` records from a trace, for the autotuned
     kernels among ``sites``; and the compiles left out, with the reason."""
-    from autotune_rewrite.check.launch_spec import meta_params
+    from autotune_rewrite.spec.launch_spec import meta_params
 
     by_kernel = {(os.path.realpath(Path(root) / (s.kernel_path or s.path)), s.kernel): s for s in sites}
     known = sorted({s.kernel_path or s.path for s in sites})

@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check import spec_cases as cases
-from autotune_rewrite.check import spec_inference as inf
-from autotune_rewrite.check.param_uses import (
+from autotune_rewrite.spec import spec_cases as cases
+from autotune_rewrite.spec import spec_inference as inf
+from autotune_rewrite.spec.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values,
 )
-from autotune_rewrite.check.pointer_dtypes import (
+from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
 )
-from autotune_rewrite.check.pointer_params import descriptor_params, pointer_params
-from autotune_rewrite.check.triton_types import bind_dims, normalize_type, pointer_paths
+from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
+from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.check.evidence import LaunchSpec
+from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ScanResult
 from autotune_rewrite.settings import Settings, SpecEntry
 

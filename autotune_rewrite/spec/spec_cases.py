@@ -17,9 +17,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from autotune_rewrite.check.constexpr_values import read_constexpr
-from autotune_rewrite.check.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
-from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.constexpr_values import read_constexpr
+from autotune_rewrite.spec.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
+from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.outcomes import Assumption
 
@@ -161,7 +161,7 @@ def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None
     """In a spec whose accumulator dtype constexpr is ``tl.int32`` (one branch of
     ``tl.float32 if a.is_floating_point() else tl.int32``), the dot's operands are int8: pointers
     whose dtype was only assumed become ``*i8``, so the spec is consistent with itself."""
-    from autotune_rewrite.check.pointer_dtypes import int8_dot_params
+    from autotune_rewrite.spec.pointer_dtypes import int8_dot_params
 
     int32 = frozenset(n for n, s in draft.params.items() if s.type == "constexpr" and repr(s.value) == "tl.int32")
     if not int32:
@@ -206,7 +206,7 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     values; a heuristic that cannot be evaluated makes its parameter lacking."""
     if not heuristics:
         return (), []
-    from autotune_rewrite.check.heuristics import TensorArg, config_args, evaluate
+    from autotune_rewrite.spec.heuristics import TensorArg, config_args, evaluate
 
     base: dict[str, Any] = {}
     guessed: list[str] = []

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.check.loader_syntax import dotted
+from autotune_rewrite.isolate.loader_syntax import dotted
 
 
 @dataclass(frozen=True)

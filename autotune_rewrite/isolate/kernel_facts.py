@@ -32,8 +32,8 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
-from autotune_rewrite.check.evidence import KernelBundle
-from autotune_rewrite.check.kernel_ast import (
+from autotune_rewrite.evidence import KernelBundle
+from autotune_rewrite.isolate.kernel_ast import (
     TENSOR_MAKERS,
     aliases,
     assignments,
@@ -44,7 +44,7 @@ from autotune_rewrite.check.kernel_ast import (
     params,
     reads,
 )
-from autotune_rewrite.check.pipelined_loads import through_shared_memory
+from autotune_rewrite.isolate.pipelined_loads import through_shared_memory
 
 DYNAMIC = "<runtime>"  # a bound read from tl.program_id, a load, or a helper's parameter
 _RUNTIME_CALLS = frozenset({"program_id", "num_programs", "load"})

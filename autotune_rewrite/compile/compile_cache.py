@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
-from autotune_rewrite.check import resources
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
+from autotune_rewrite import resources
+from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
 SCHEMA = 4  # bump when the stored fields or their meaning change (2: disk_cache's envelope; 3: error kind/place;
 # 4: the undefined name of a NameError)

@@ -33,11 +33,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autotune_rewrite import stopwatch, tempdirs
-from autotune_rewrite.check import compile_pool, resources
-from autotune_rewrite.check.compile_farm import FarmChoice, FarmEvent
-from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
-from autotune_rewrite.check.crosscompile import fp_fusion_setting
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
+from autotune_rewrite.compile import compile_pool
+from autotune_rewrite import resources
+from autotune_rewrite.compile.compile_farm import FarmChoice, FarmEvent
+from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
+from autotune_rewrite.compile.crosscompile import fp_fusion_setting
+from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
 Progress = Callable[[int, int], None]
 Done = Callable[[list[CompileOutcome]], None]
@@ -195,7 +196,7 @@ class CompileStream:
         if self._farm_choice is None or key in self._local_only:
             return None
         if self._farm is None:
-            from autotune_rewrite.check import compile_farm
+            from autotune_rewrite.compile import compile_farm
             from autotune_rewrite.errors import UserError
 
             choice = self._farm_choice
@@ -224,7 +225,7 @@ class CompileStream:
     def _collect(self, done) -> None:
         import concurrent.futures as cf
 
-        from autotune_rewrite.check.compile_farm import same_toolchain
+        from autotune_rewrite.compile.compile_farm import same_toolchain
 
         lost: list[str] = []
         farm_lost: list[tuple[str, str]] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_rewrite.check.findings import Blocked, CompileFailed, LargestFit, Note, Refusal, Suspicion
+from autotune_rewrite.findings import Blocked, CompileFailed, LargestFit, Note, Refusal, Suspicion
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason, Status
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autotune_rewrite import interrupts, tempdirs
-from autotune_rewrite.check import resources
-from autotune_rewrite.check.compile_cache import CompileCache, current_toolchain, job_key
-from autotune_rewrite.check.crosscompile import compile_job, fp_fusion_setting
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
+from autotune_rewrite import resources
+from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
+from autotune_rewrite.compile.crosscompile import compile_job, fp_fusion_setting
+from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
 if TYPE_CHECKING:
     import multiprocessing.context

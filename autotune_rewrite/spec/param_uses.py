@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from autotune_rewrite.check.pointer_params import kernel_def, module_functions
+from autotune_rewrite.spec.pointer_params import kernel_def, module_functions
 
 _ARITHMETIC_CALLS = {"range", "cdiv", "multiple_of", "max_contiguous", "minimum", "maximum", "where", "load",
                      "store", "program_id", "num_programs", "abs", "min", "max", "cast",

@@ -58,7 +58,7 @@ class SmemOverOptin:
     shared_bytes: int
     static_bytes: int
     limit: int  # opt-in bytes per block, less the static SMEM
-    registers_compiled: bool = True  # False: the compile stopped here (``check/early_smem.py``)
+    registers_compiled: bool = True  # False: the compile stopped here (``compile/early_smem.py``)
     kind: str = field(default="smem_over_optin", init=False)
 
 
@@ -72,7 +72,7 @@ class SmemOverBlock:
     reserved_bytes: int
     allocated: int
     limit: int  # bytes per block
-    registers_compiled: bool = True  # False: the compile stopped here (``check/early_smem.py``)
+    registers_compiled: bool = True  # False: the compile stopped here (``compile/early_smem.py``)
     kind: str = field(default="smem_per_block", init=False)
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
-from autotune_rewrite.check import resources
-from autotune_rewrite.check.evidence import KernelBundle
+from autotune_rewrite import resources
+from autotune_rewrite.evidence import KernelBundle
 from autotune_rewrite.disk_cache import file_digest as _digest
 
 # 2: disk_cache's envelope and key; 3: where each function came from; 4: the globals not provided;

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from autotune_rewrite.check.pointer_params import (
+from autotune_rewrite.spec.pointer_params import (
     POINTER_CALLS,
     call_name,
     call_name_of,

@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.check import early_smem, resources
+from autotune_rewrite.compile import early_smem
+from autotune_rewrite import resources
 from autotune_rewrite import tempdirs
-from autotune_rewrite.check.constexpr_values import runtime_value
-from autotune_rewrite.check.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
-from autotune_rewrite.check.triton_types import pointer_paths, signature_value
+from autotune_rewrite.constexpr_values import runtime_value
+from autotune_rewrite.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.triton_types import pointer_paths, signature_value
 
 # Environment variables that would change what triton.compile produces behind our back.
 _UNSET_VARS = ("TRITON_OVERRIDE_ARCH", "TRITON_ALWAYS_COMPILE", "TRITON_KERNEL_OVERRIDE", "TRITON_KERNEL_DUMP")

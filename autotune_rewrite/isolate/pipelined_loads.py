@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autotune_rewrite.check.kernel_ast import (
+from autotune_rewrite.isolate.kernel_ast import (
     TENSOR_MAKERS,
     assignments,
     broadcasts,

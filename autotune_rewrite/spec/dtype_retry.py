@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from autotune_rewrite.check.evidence import LaunchSpec
+from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.outcomes import Assumption
 
 # ``semantic.dot``'s assertion (Triton 3.6).

@@ -44,17 +44,17 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from autotune_rewrite.check.absent_api import absent_attributes
-from autotune_rewrite.check.bundle_cache import KernelLoadError, dep_names, lookup, store
-from autotune_rewrite.check.bundle_constants import ConstantValues, literal
-from autotune_rewrite.check.evidence import KernelBundle
-from autotune_rewrite.check.fork_imports import ForkImports
-from autotune_rewrite.check.loader_syntax import (
+from autotune_rewrite.isolate.absent_api import absent_attributes
+from autotune_rewrite.isolate.bundle_cache import KernelLoadError, dep_names, lookup, store
+from autotune_rewrite.isolate.bundle_constants import ConstantValues, literal
+from autotune_rewrite.evidence import KernelBundle
+from autotune_rewrite.isolate.fork_imports import ForkImports
+from autotune_rewrite.isolate.loader_syntax import (
     Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
     imports_triton, is_static, reads_constexpr,
 )
-from autotune_rewrite.check.resources import triton_has_module
-from autotune_rewrite.check.star_imports import declared_all, exported, star_imports, triton_exports
+from autotune_rewrite.resources import triton_has_module
+from autotune_rewrite.isolate.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
 from autotune_rewrite.files import discover
 from autotune_rewrite.module_resolver import ModuleResolver

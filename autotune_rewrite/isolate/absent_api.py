@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from autotune_rewrite.check.kernel_ast import constexpr_params, params
+from autotune_rewrite.isolate.kernel_ast import constexpr_params, params
 from autotune_rewrite.triton_names import installed_has as _has
 from autotune_rewrite.triton_names import is_triton_module
 

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autotune_rewrite.check.constexpr_values import read_constexpr
-from autotune_rewrite.check.triton_types import normalize_type
+from autotune_rewrite.constexpr_values import read_constexpr
+from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
 
@@ -235,7 +235,7 @@ def _descriptor_from_pre_hook(ctx: Context, p: KernelParam) -> ParamSpec | None:
 
 
 def _needs_int_assumption(ctx: Context, p: KernelParam, spec: ParamSpec) -> bool:
-    from autotune_rewrite.check.launch_spec import do_not_specialize, is_int_type
+    from autotune_rewrite.spec.launch_spec import do_not_specialize, is_int_type
 
     return (is_int_type(spec.type) and not spec.has_value and not spec.divisible
             and p.name not in do_not_specialize(ctx.site) and p.name not in ctx.meta)
@@ -324,7 +324,7 @@ def _obey_flag_rules(ctx: Context, draft: Draft) -> None:
     """Flags assumed on must not break the kernel's own rules between them
     (``tl.static_assert(not (FUSE_SCATTER and TMA_STORE))``): keep as many on as the rules allow,
     the earlier parameters first."""
-    from autotune_rewrite.check.param_uses import rule_holds
+    from autotune_rewrite.spec.param_uses import rule_holds
 
     assumed = [n for n, spec in draft.params.items()
                if spec.assumption is not None and spec.assumption.source.startswith(_ON)]

@@ -35,9 +35,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_rewrite.check import resources
-from autotune_rewrite.check.compile_cache import compiler_environment
-from autotune_rewrite.check.evidence import CompileJob, CompileOutcome
+from autotune_rewrite import resources
+from autotune_rewrite.compile.compile_cache import compiler_environment
+from autotune_rewrite.evidence import CompileJob, CompileOutcome
 from autotune_rewrite.errors import UserError
 
 DASK = "dask"
@@ -76,7 +76,7 @@ _ONE_AT_A_TIME = threading.Lock()  # per worker process: fd capture and os.envir
 
 def farm_compile(job: CompileJob, fp_fusion: bool, environment: tuple[tuple[str, str], ...]) -> CompileOutcome:
     """The task: ``compile_job`` under the client's compiler environment, output captured."""
-    from autotune_rewrite.check.crosscompile import compile_job
+    from autotune_rewrite.compile.crosscompile import compile_job
 
     with _ONE_AT_A_TIME, _compiler_environment(environment):
         return compile_job(job, fp_fusion=fp_fusion, capture_fds=True)
@@ -101,7 +101,7 @@ def worker_facts(capabilities: tuple[int, ...]) -> dict[str, Any]:
     """What must match between client and worker, and warms the worker up: Triton's import and
     source hash (~1 s) are paid here, before the first task."""
     from autotune_rewrite import __version__
-    from autotune_rewrite.check.compile_pool import _preload_triton
+    from autotune_rewrite.compile.compile_pool import _preload_triton
 
     facts: dict[str, Any] = {"autotune-rewrite": __version__, "triton": resources.triton_version(),
                              "ptxas": {c: resources.ptxas_version(c) for c in capabilities}}

@@ -13,7 +13,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import Table as TomlTable
 
-from autotune_rewrite.check.constexpr_values import spelling
+from autotune_rewrite.constexpr_values import spelling
 
 
 @dataclass(frozen=True)
