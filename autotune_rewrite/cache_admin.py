@@ -18,13 +18,14 @@ habit). Nothing here imports LibCST or Triton.
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from autotune_rewrite import disk_cache
+from autotune_rewrite.sizes import parse_size
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.settings import load_settings
 
 ENV_MAX = "AUTOTUNE_REWRITE_CACHE_MAX"
 DEFAULT_MAX = 2_000_000_000  # "2GB"
@@ -32,26 +33,6 @@ TRIM_TO = 0.9  # of the limit, when a run finds the cache over it
 STALE_TEMP_S = 3600.0
 TEMP_PREFIX = disk_cache.TEMP_PREFIX
 _NOT_ENTRIES = frozenset({"errors"})  # internal-error tracebacks live beside the caches; not entries
-
-_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
-          "t": 10**12, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-def parse_size(text: str | int) -> int:
-    """``"2GB"`` -> 2,000,000,000; ``"512MiB"``, ``"1.5G"``, ``"100000"`` (bytes), an int;
-    ``"0"`` / ``"none"`` -> 0, no limit. Decimal units as disks are sold, ``KiB``... binary.
-    ValueError for anything else."""
-    if isinstance(text, bool) or (isinstance(text, int) and text < 0):
-        raise ValueError(f"not a size: {text!r}")
-    if isinstance(text, int):
-        return text
-    if text.strip().lower() == "none":
-        return 0
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if m is None or m.group(2).lower() not in _UNITS:
-        raise ValueError(f"not a size: {text!r} (e.g. \"2GB\", \"500MB\", \"1GiB\", or bytes)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -218,9 +199,7 @@ def trim(root: Path, limit: int | None) -> PruneResult | None:
 # --------------------------------------------------------------------------- the two commands
 def project_limit(folder: Path) -> tuple[int | None, str]:
     """The limit in force for the project holding ``folder`` (its settings, the variable)."""
-    from autotune_rewrite.settings import Settings
-
-    settings = Settings.find(folder)
+    settings = load_settings(folder)
     return limit_in_force(settings.cache.max_size, f"{settings.source} cache.max_size" if settings.source else "settings")
 
 
@@ -249,4 +228,4 @@ def cache_prune(folder: Path, max_size: str | None = None, older_than_days: floa
 
 
 __all__ = ["CacheStats", "cache_prune", "cache_stats", "project_limit", "DEFAULT_MAX", "ENV_MAX", "Entry", "KindStats", "PruneResult", "limit_in_force",
-           "parse_size", "prune", "stats", "trim"]
+           "prune", "stats", "trim"]

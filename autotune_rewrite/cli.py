@@ -95,10 +95,10 @@ def scan(
     from autotune_rewrite.output import scan as scan_out
     from autotune_rewrite.locate.scan import scan as run_scan
     from autotune_rewrite.files import scope_of
-    from autotune_rewrite.settings import Settings
+    from autotune_rewrite.settings import load_settings
 
     try:
-        settings = Settings.find(path).with_exclude(exclude, extend_exclude).with_arch(arch).with_env(env_values(env))
+        settings = load_settings(path).with_exclude(exclude, extend_exclude).with_arch(arch).with_env(env_values(env))
         root = Path(settings.root)
         with scan_out.progress_bar() as progress:
             result = run_scan(root, paths=scope_of(root, path) or None, jobs=jobs, settings=settings,
@@ -241,7 +241,7 @@ def apply(
 ) -> None:
     """Build one review-ready branch per (kernel, variant) named autotune-rewrite/<arch>/<kernel>-<variant>,
     from --base, without touching your working tree, index or HEAD. Prints each branch and its PR body file."""
-    from autotune_rewrite.rewrite.apply import apply_variants
+    from autotune_rewrite.apply.branches import apply_variants
     from autotune_rewrite.output import rewrite as rewrite_out
     from autotune_rewrite.rewrite.bucket import parse_buckets
 
@@ -337,7 +337,7 @@ def bench(
 ) -> None:
     """A/B every config the variants would emit (plus the original ones) on the local GPU: median time
     with do_bench and CUDA graph replay per batch size, achieved bandwidth, a plot and a recommendation."""
-    from autotune_rewrite.gpu.bench.bench import bench_and_save, parse_batches
+    from autotune_rewrite.bench.bench import bench_and_save, parse_batches
     from autotune_rewrite.output import bench as bench_out
     from autotune_rewrite.output import check as check_out
 

@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from autotune_rewrite import output
+from autotune_rewrite.output.explain import error_text
 from autotune_rewrite.errors import ExitCode, UserError
 
 EXIT_CODES_HELP = (
@@ -129,7 +130,7 @@ class Format(str, enum.Enum):
 
 def fail(err: UserError) -> typer.Exit:
     """Bad input (usage, settings, a path): exit 2 with the one-line message."""
-    output.error(str(err))
+    output.error(error_text(err))
     return typer.Exit(int(ExitCode.ERROR))
 
 

@@ -78,6 +78,25 @@ class ConfigValue:
     def effective_num_ctas(self) -> int:
         return DEFAULT_NUM_CTAS if self.num_ctas is None else self.num_ctas
 
+    @classmethod
+    def from_label(cls, text: str) -> "ConfigValue":
+        """The config a ``label()`` names (``"BLOCK_T=16 w8 s3"``: meta-params as NAME=int, wN,
+        sM); ``ValueError`` naming the part it cannot read (a missing wN or sM included)."""
+        kwargs, warps, stages = {}, None, None
+        for tok in text.split():
+            name, eq, value = tok.partition("=")
+            if eq:
+                kwargs[name] = int(value)
+            elif tok[:1] == "w" and tok[1:].isdigit():
+                warps = int(tok[1:])
+            elif tok[:1] == "s" and tok[1:].isdigit():
+                stages = int(tok[1:])
+            else:
+                raise ValueError(tok)
+        if warps is None or stages is None:
+            raise ValueError("num_warps and num_stages")
+        return cls(kwargs=kwargs, num_warps=warps, num_stages=stages)
+
     def label(self) -> str:
         """Short human label, e.g. ``BLOCK_T=16 w4 s2``."""
         unknown = {f for f, _ in self.unknown}

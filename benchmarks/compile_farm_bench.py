@@ -210,7 +210,7 @@ def main() -> None:
     import triton
     from distributed import LocalCluster
 
-    from autotune_rewrite.compile.compile_farm import FarmChoice
+    from autotune_rewrite.settings.schema import FarmChoice
 
     recorded = []
     if not args.quick:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from autotune_rewrite.gpu.bench import inputs
-from autotune_rewrite.gpu.bench.plan import parse_config, plan
+from autotune_rewrite.bench import inputs
+from autotune_rewrite.bench.plan import parse_config, plan
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.settings import from_table, load_settings

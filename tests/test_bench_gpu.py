@@ -54,7 +54,7 @@ def test_bench_the_example_on_two_batch_sizes(tmp_path):
 def test_pinned_config_is_the_one_that_runs():
     import torch
 
-    from autotune_rewrite.gpu.bench import inputs, timing
+    from autotune_rewrite.bench import inputs, timing
     from autotune_rewrite.model import ConfigValue
 
     sys.path.insert(0, str(EXAMPLE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autotune_rewrite.rewrite.recommend import recommend
-from autotune_rewrite.gpu.bench.bench import bucket_of, parse_batches
+from autotune_rewrite.bench.bench import bucket_of, parse_batches
 from autotune_rewrite.errors import UserError
 
 W4, W8, S3, BT32 = "BLOCK_T=16 w4 s2", "BLOCK_T=16 w8 s2", "BLOCK_T=16 w8 s3", "BLOCK_T=32 w8 s2"

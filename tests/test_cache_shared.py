@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from repo_env import pythonpath
 
-from autotune_rewrite import cache_admin, disk_cache
+from autotune_rewrite import cache_admin, disk_cache, sizes
 from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.compile.compile_pool import compile_many
 from autotune_rewrite.evidence import CompileJob, KernelBundle
@@ -39,13 +39,13 @@ def _entry(ns: disk_cache.Namespace, name: str, size: int, used: float) -> Path:
     ("100000", 100_000), (4096, 4096), ("none", 0), ("0", 0), (" 64 kb ", 64_000),
 ])
 def test_sizes_are_read_as_written(text, size):
-    assert cache_admin.parse_size(text) == size
+    assert sizes.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", ["2XB", "-1", "GB", "", True, -5])
 def test_a_bad_size_is_refused(text):
     with pytest.raises(ValueError):
-        cache_admin.parse_size(text)
+        sizes.parse_size(text)
 
 
 def test_the_limit_comes_from_the_variable_then_the_settings_then_the_default(monkeypatch):

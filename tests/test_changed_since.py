@@ -27,7 +27,7 @@ from autotune_rewrite.check.plans import RunBundles
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.model import AutotuneSite, Span
-from autotune_rewrite.settings import Settings
+from autotune_rewrite.settings import load_settings
 
 FILES = {
     "pyproject.toml": '[project]\nname = "demo"\n\n[tool.autotune-rewrite]\narch = ["sm_120"]\n',
@@ -107,7 +107,7 @@ def edit(repo: Path, rel: str, old: str, new: str) -> None:
 
 
 def selected(repo: Path, ref: str = "HEAD") -> dict[str, Why]:
-    settings = Settings.find(repo)
+    settings = load_settings(repo)
     root = Path(settings.root)
     sites = scan(root, jobs=1, settings=settings, cache_dir=repo.parent / "scan-cache").sites
     assert {s.kernel for s in sites} >= {"a_kernel", "b_kernel"}

@@ -23,7 +23,7 @@ from repo_env import pythonpath
 from test_compile_stream import job
 
 from autotune_rewrite.check.check import check
-from autotune_rewrite.compile.compile_farm import FarmChoice
+from autotune_rewrite.settings.schema import FarmChoice
 from autotune_rewrite.compile.compile_stream import CompileStream
 from autotune_rewrite.evidence import KernelBundle
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autotune_rewrite.locate.scan import scan
-from autotune_rewrite.settings import Settings
+from autotune_rewrite.settings import load_settings
 
 SOURCE = '''\
 import torch
@@ -54,7 +54,7 @@ def default_fields(x, N, BLOCK: tl.constexpr):
 
 def _sites(tmp_path: Path) -> dict:
     (tmp_path / "k.py").write_text(SOURCE)
-    result = scan(tmp_path, jobs=1, settings=Settings.find(tmp_path).with_arch(["sm_120", "sm_90"]))
+    result = scan(tmp_path, jobs=1, settings=load_settings(tmp_path).with_arch(["sm_120", "sm_90"]))
     return {s.kernel: s for s in result.sites}
 
 
@@ -102,6 +102,6 @@ def _prune(config: list, *args, **kwargs):
 def moe(x, B: tl.constexpr):
     pass
 ''')
-    (site,) = scan(tmp_path, jobs=1, settings=Settings.find(tmp_path).with_arch(["sm_90", "sm_80"])).sites
+    (site,) = scan(tmp_path, jobs=1, settings=load_settings(tmp_path).with_arch(["sm_90", "sm_80"])).sites
     assert {e.targets: _labels(e.configs) for e in site.configs_by_target} == {
         ("sm_90",): ["B=128 w4 s4"], ("sm_80",): ["B=64 w4 s2"]}

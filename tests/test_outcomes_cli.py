@@ -224,7 +224,7 @@ def test_apply_builds_the_good_kernels_branch(repo, cache):
 
 INJECT = """\
 import sys
-from autotune_rewrite.check import launch_spec
+from autotune_rewrite.spec import launch_spec
 real = launch_spec.specialize
 def buggy(site, spec, config):
     if site.kernel == "nolaunch_kernel":

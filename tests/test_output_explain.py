@@ -97,12 +97,12 @@ def test_decision_facts():
 def test_errors_carry_data_and_are_worded_here():
     fit = cf.LargestFit("sm_120", "BLOCK_T", 16, (("num_stages", 2),), 61_568, 101_376)
     err = rf.NoCommonConfig("k.py::k", ("sm_120",), (fit,))
-    assert str(err) == ("k.py::k: no config can launch on sm_120; by the fitted SMEM model (an estimate) the largest "
+    assert explain.error_text(err) == ("k.py::k: no config can launch on sm_120; by the fitted SMEM model (an estimate) the largest "
                         "tile that fits is sm_120: BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B): "
                         "add such a config and re-run")
-    assert str(rf.NoCommonConfig("k.py::k", ("sm_86", "sm_120"), ())).endswith(
+    assert explain.error_text(rf.NoCommonConfig("k.py::k", ("sm_86", "sm_120"), ())).endswith(
         "on sm_86, sm_120; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run")
-    assert str(rf.RecheckRefused("k.py::k", BIG, "sm_120", OVER.refusal)) == (
+    assert explain.error_text(rf.RecheckRefused("k.py::k", BIG, "sm_120", OVER.refusal)) == (
         "k.py::k: rewritten config BLOCK_T=32 w4 s2 does not launch on sm_120: shared memory 104,704 B > "
         "101,376 B opt-in limit of sm_120, over by 3,328 B")
 

@@ -19,6 +19,7 @@ import pytest
 from projection_kernel import PROJECTION_SETTINGS, projection_def
 from rewrite_e2e import commit_tree
 
+from autotune_rewrite.output.explain import rewrite_note, why as worded
 from autotune_rewrite.rewrite.diff import run_rewrites
 
 HEAD = "import triton\nimport triton.language as tl\n"
@@ -112,7 +113,7 @@ def test_a_helpers_list_in_another_module_is_pruned_there(tmp_path, cache):
     run, changed = _diff(root, cache)
     assert sorted(changed) == ["cfg.py"]  # the decorator and its import are untouched
     assert changed["cfg.py"].after == HELPER.replace('        triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "")
-    assert any("edited where the configs are written (cfg.py:5); the decorator is unchanged" in n for n in run.notes)
+    assert any("edited where the configs are written (cfg.py:5); the decorator is unchanged" in rewrite_note(n) for n in run.notes)
     assert [k.recheck for k in run.kernels] and not run.failed
     assert _formatted(_patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
 
@@ -153,7 +154,8 @@ def test_no_minimal_in_place_edit_is_said_and_nothing_changes(tmp_path, cache):
     root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
     run, changed = _diff(root, cache)
     assert changed == {}
-    [(ident, why)] = run.failed
+    [(ident, failed)] = run.failed
+    why = worded(failed)
     assert ident == "proj.py::proj_kernel"
     assert why.startswith(
         "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone, every element it is made from "
@@ -173,7 +175,7 @@ def test_the_inline_fallback_removes_the_helper_and_imports_it_left_unused(tmp_p
     assert 'triton.Config({"BLOCK_D": 128}, num_warps=4, num_stages=2)' in after
     assert 'num_stages=4' in after and '"BLOCK_D": 128}, num_warps=4, num_stages=4' not in after
     assert changed["cfg.py"].after == ""  # the helper and both imports only it used
-    assert any("no minimal in-place edit" in n for n in run.notes)
+    assert any("no minimal in-place edit" in rewrite_note(n) for n in run.notes)
     # The one-line decorator is exploded as the formatters write a call holding a multi-line list.
     assert '@triton.autotune(\n    configs=[\n        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),\n' in after
     assert '    ],\n    key=["D"],\n)\n@triton.jit\n' in after
@@ -197,7 +199,7 @@ def test_a_list_two_kernels_read_is_not_edited_for_one(tmp_path, cache):
     if not run.failed:  # the twin was not recognised as a second reader: then nothing to assert here
         pytest.skip("the scan does not see the second reader")
     assert changed == {}
-    assert "also reads the list" in run.failed[0][1]
+    assert "also reads the list" in worded(run.failed[0][1])
 
 
 TIERS = '''
@@ -294,7 +296,8 @@ def test_a_list_the_hip_branch_also_reads_is_not_edited_for_cuda(tmp_path, cache
                                                above=SHARED_BY_BRANCHES)})
     run, changed = _diff(root, cache)
     assert changed == {}
-    [(ident, why)] = run.failed
+    [(ident, failed)] = run.failed
+    why = worded(failed)
     assert why.startswith("on sm_120 (configs chosen by a device query; only the list those targets take may "
                           "change, and it cannot): no minimal in-place edit: the list (proj.py:12) is bound to a "
                           "name also read elsewhere (`base` read at proj.py:18)")

@@ -9,6 +9,7 @@ from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
+from autotune_rewrite.output.explain import rewrite_note
 from autotune_rewrite.rewrite.variants import PlannedConfig
 
 KERNEL = '''import triton
@@ -137,7 +138,7 @@ def test_generated_configs_become_a_literal_list_when_asked():
         site_kw={"configs": configs, "origin": "comprehension"},
         inline=True,  # configs without provenance: no in-place edit, the inline list is asked for
     )
-    assert "no minimal in-place edit" in res.notes[0] and "literal list" in res.notes[1]
+    assert "no minimal in-place edit" in rewrite_note(res.notes[0]) and "literal list" in rewrite_note(res.notes[1])
 
 
 def test_crlf_file_stays_crlf():

@@ -10,6 +10,7 @@ import pytest
 from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.output.explain import error_text
 from autotune_rewrite.evidence import (
     CompileJob,
     CompileOutcome,
@@ -137,7 +138,7 @@ def test_nothing_launches_suggests_the_largest_tile_from_the_smem_model(site):
     report = KernelReport(big, SPEC, _report(big, big.configs).verdicts, largest_fit=(fit,))
     with pytest.raises(UserError) as err:
         decide("v1", big, [report])
-    assert str(err.value) == (
+    assert error_text(err.value) == (
         "k.py::_decode_kernel: no config can launch on sm_120; by the fitted SMEM model (an estimate) the "
         "largest tile that fits is sm_120: BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B): "
         "add such a config and re-run"
@@ -170,8 +171,8 @@ def test_several_launchable_tiles_refuse_the_variant(site, variant):
     with pytest.raises(VariantRefused) as err:
         _decide(variant, _two_tiles(site))
     assert err.value.fact == NotForced(variant, "k.py::_decode_kernel", ("sm_120",), TWO_TILES)
-    assert str(err.value).startswith(f"{variant} does not apply: 2 tiles launch on sm_120: 16, 8; ")
-    assert str(err.value).endswith("autotune-rewrite bench . --kernel k.py::_decode_kernel --arch sm_120")
+    assert error_text(err.value).startswith(f"{variant} does not apply: 2 tiles launch on sm_120: 16, 8; ")
+    assert error_text(err.value).endswith("autotune-rewrite bench . --kernel k.py::_decode_kernel --arch sm_120")
 
 
 def test_one_launchable_tile_is_forced(site):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.settings import Settings, describe, find_project_root, from_table, load_settings
+from autotune_rewrite.settings import describe, find_project_root, from_table, load_settings
 from repo_env import pythonpath
 
 README = Path(__file__).parents[1] / "README.md"
@@ -157,7 +157,7 @@ def test_root_is_found_from_a_subfolder_and_from_a_file(tmp_path):
     assert find_project_root([repo / "pkg", repo / "lib"]) == repo.resolve()
     (repo / "pkg" / "autotune-rewrite.toml").write_text('arch = ["sm_90"]\n')
     assert find_project_root([repo / "pkg" / "sub" / "k.py"]) == (repo / "pkg").resolve()  # the nearest settings
-    s = Settings.find(repo / "pkg" / "sub")
+    s = load_settings(repo / "pkg" / "sub")
     assert s.root == str((repo / "pkg").resolve()) and s.arch == ("sm_90",)
 
 

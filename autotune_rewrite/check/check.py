@@ -25,6 +25,7 @@ from typing import Any
 from autotune_rewrite import cache_admin, stopwatch
 from autotune_rewrite.spec import dtype_retry, launch_spec
 from autotune_rewrite.isolate.bundle_cache import KernelLoadError
+from autotune_rewrite.compile.compile_farm import FarmEvent
 from autotune_rewrite.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
 from autotune_rewrite.findings import EveryConfigRejected
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
@@ -52,7 +53,7 @@ from autotune_rewrite.locate.kernel_names import select_sites
 from autotune_rewrite.locate.scan_cache import cached_scan
 from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
 from autotune_rewrite.outcomes import Reason, Report
-from autotune_rewrite.settings import Settings
+from autotune_rewrite.settings import Settings, load_settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target
 from autotune_rewrite.triton_names import HEURISTICS
 
@@ -82,6 +83,7 @@ class CheckResult:
     triton_version: str
     ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
     warnings: tuple[str, ...] = ()  # e.g. an ``assume`` name that no kernel has
+    farm_events: tuple[FarmEvent, ...] = ()  # what the compile farm did (worded by output/farm.py)
     compiled: int = 0  # compiles run now
     cached: int = 0  # outcomes read from the cache
     seconds: float = 0.0
@@ -321,7 +323,7 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or Settings.find(path)).with_env(env).with_executor(executor, address, fallback)
+    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
@@ -416,10 +418,6 @@ def check(
     if reuse is not None:
         with stopwatch.stage("report cache"):
             _store_reports(reuse, reports, fresh, site_warnings, counts)
-    if run.farm_events:
-        from autotune_rewrite.output.farm import farm_warnings  # words live in output/
-
-        warnings.extend(farm_warnings(run.farm_events))
     if use_cache:  # a shared CI cache stays under its limit: least recently used entries go first
         with stopwatch.stage("cache trim"):
             cache_admin.trim(cache_dir or default_cache_dir(), cache_limit)
@@ -429,6 +427,7 @@ def check(
         reports=tuple(reports),
         errors=tuple(result.errors),
         warnings=tuple(warnings),
+        farm_events=tuple(run.farm_events),
         triton_version=info.triton_version,
         ptxas_versions=info.ptxas_versions,
         compiled=run.compiled,

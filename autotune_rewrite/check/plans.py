@@ -20,7 +20,8 @@ from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.check import smem_probe
 from autotune_rewrite.check import spec_sanity
 from autotune_rewrite.isolate.bundle_cache import lookup
-from autotune_rewrite.compile.compile_farm import FarmChoice, FarmEvent
+from autotune_rewrite.compile.compile_farm import FarmEvent
+from autotune_rewrite.settings.schema import FarmChoice
 from autotune_rewrite.compile.compile_pool import compile_many
 from autotune_rewrite.compile.compile_stream import CompileStream
 from autotune_rewrite.evidence import (

@@ -39,21 +39,13 @@ from autotune_rewrite import resources
 from autotune_rewrite.compile.compile_cache import compiler_environment
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.settings.schema import FarmChoice
 
 DASK = "dask"
 LOCAL = "local"
 EXECUTORS = (LOCAL, DASK)
 FALLBACKS = ("none", LOCAL)
 _FIX = "start one with `dask scheduler` and `dask worker ADDRESS --nthreads 1`, pass another --address, or add --fallback local"
-
-
-@dataclass(frozen=True)
-class FarmChoice:
-    """Where the misses are compiled: ``address`` of a Dask scheduler; ``fallback`` "local"
-    compiles on the local pool when it cannot be reached or is lost mid-run."""
-
-    address: str
-    fallback: str = "none"
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from pathlib import Path
 from autotune_rewrite import stopwatch, tempdirs
 from autotune_rewrite.compile import compile_pool
 from autotune_rewrite import resources
-from autotune_rewrite.compile.compile_farm import FarmChoice, FarmEvent
+from autotune_rewrite.compile.compile_farm import FarmEvent
+from autotune_rewrite.settings.schema import FarmChoice
 from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.compile.crosscompile import fp_fusion_setting
 from autotune_rewrite.evidence import CompileJob, CompileOutcome

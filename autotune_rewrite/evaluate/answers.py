@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from autotune_rewrite.evaluate import device, unknowns
+from autotune_rewrite.evaluate.queries import is_query
 from autotune_rewrite.evaluate.values import MAX_ITEMS, Builtin, Unresolved, iterable
 from autotune_rewrite.triton_names import CDIV, CONFIG, CONSTEXPR, NEXT_POWER_OF_2
 
@@ -144,7 +145,7 @@ class Answers:
             return True, self.values[fq]
         if fq in device.NEUTRAL_VALUES:
             raise device.TargetQuery(fq)
-        if device.is_query(fq):
+        if is_query(fq):
             raise device.UnansweredQuery(unknowns.unknown_device_query(fq))
         return False, None
 

@@ -14,7 +14,8 @@ import libcst as cst
 from autotune_rewrite.evaluate.answers import CONFIG_MARKER
 from autotune_rewrite.evaluate.classes import BoundFunction, ClassValue, Instance
 from autotune_rewrite.evaluate.data_files import DATA_CALLS, PathMethod
-from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
+from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery
+from autotune_rewrite.evaluate.queries import is_query
 from autotune_rewrite.evaluate.operations import BoundMethod, short
 from autotune_rewrite.evaluate.pre_hooks import descriptor_shapes
 from autotune_rewrite.evaluate.values import (

@@ -17,14 +17,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from autotune_rewrite.evaluate import unknowns
+from autotune_rewrite.evaluate.queries import ENV_CALLS
 from autotune_rewrite.evaluate.values import Unresolved
 from autotune_rewrite.targets import Target
 
 # Names whose value depends on the machine: an unanswered one is a device query we do not know.
-DEVICE_PREFIXES = ("torch.cuda.", "torch.version.", "torch.backends.cuda.", "triton.runtime.driver.",
-                   "triton.backends.", "torch.xpu.", "torch.mps.")
 DRIVER = "triton.runtime.driver.active."
-ENV_CALLS = ("os.environ.get", "os.getenv")
 
 
 class TargetQuery(Unresolved):
@@ -173,8 +171,3 @@ def _unknown(reason: str):
         raise UnansweredQuery(reason)
 
     return handler
-
-
-def is_query(fq: str) -> bool:
-    """A name whose answer is a fact about the machine or the environment."""
-    return fq.startswith(DEVICE_PREFIXES) or fq in ENV_CALLS or fq.startswith("os.environ")

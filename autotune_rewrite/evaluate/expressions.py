@@ -35,7 +35,8 @@ from autotune_rewrite.evaluate.answers import DEFAULT_ANSWERS, Answers
 from autotune_rewrite.evaluate.calls import TRITON_MODULES, CallForms, TritonModule
 from autotune_rewrite.evaluate.classes import ClassCalls
 from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, RepoPath
-from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery, is_query
+from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery
+from autotune_rewrite.evaluate.queries import is_query
 from autotune_rewrite.evaluate.literals import literal
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, attribute, check_size, short
 from autotune_rewrite.evaluate.provenance import choices_of
@@ -361,25 +362,6 @@ def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:
         return Unknown(str(exc))
 
 
-def evaluate_text(text: str, env: dict) -> Known | Unknown:
-    """The value of a Python expression written in a wrapper (``128 if K == 96 else K``) with
-    ``env`` giving its names; ``triton``/``math`` calls resolve as in the locator. Never raises."""
-    from autotune_rewrite.locate.parsed import ParsedModule
-
-    try:
-        pm = ParsedModule.parse("<expression>", f"import math\nimport triton\n__value__ = ({text})\n",
-                                "__expression__", False)
-    except Exception:  # noqa: BLE001 - not an expression we can read
-        return Unknown(f"`{text}` does not parse")
-    node = pm.tree.body[-1].body[0].value
-    try:
-        return Known(Evaluator(resolve=_refuse).eval(pm, node, dict(env)))
-    except Unresolved as exc:
-        return Unknown(str(exc))
-    except Exception as exc:  # noqa: BLE001
-        return Unknown(f"`{text}` does not evaluate ({type(exc).__name__})")
-
-
 _MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
 def free_names(text: str) -> set[str]:
     """The plain names an expression text reads (not ``triton.``/``math.`` calls nor the bases
@@ -396,10 +378,6 @@ def free_names(text: str) -> set[str]:
               and f"builtins.{n.func.id}" in DEFAULT_ANSWERS.calls}
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in bases | called
             and n.id not in _MODULES}
-
-
-def _refuse(fq: str):
-    raise Unresolved(f"uses `{fq}`")
 
 
 def _names(pm, node) -> frozenset[str]:
@@ -425,5 +403,5 @@ def evaluate(ev: "Evaluator", pm, node):
 
 
 __all__ = ["ConfigObj", "Evaluator", "Function", "Known", "Pending", "Unknown", "Unresolved", "evaluate",
-           "evaluate_text", "free_names", "outcome",
+           "free_names", "outcome",
            "to_configs", "to_names"]

@@ -4,6 +4,8 @@ scan, check and diff, and each names what would answer it (an ``--env``, a produ
 
 from __future__ import annotations
 
+from autotune_rewrite.evaluate.queries import is_query
+
 
 def _env_name(query: str) -> bool:
     return query in ("os.environ.get", "os.getenv") or query.startswith("os.environ")
@@ -20,8 +22,6 @@ def needs_target(query: str) -> str:
 def not_in_tree(fq: str) -> str:
     """A name from outside the scanned tree. A device or environment query keeps its own
     wording wherever it is met (the same ``os.environ.get`` reads the same everywhere)."""
-    from autotune_rewrite.evaluate.device import is_query  # device words its reasons here
-
     if _env_name(fq):
         return needs_target(fq)
     if is_query(fq):

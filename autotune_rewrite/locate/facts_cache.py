@@ -14,7 +14,7 @@ kernel judged on stale facts):
   module name starts (relative imports): so only the tree names that are one of the file's words
   or one of its path's parts count. A new module elsewhere changes no other file's key unless
   that file mentions its name;
-- the locator's code and LibCST's version (``scan_cache.locator_digest``; ``disk_cache`` adds
+- the locator's code and LibCST's version (``locator_digest``; ``disk_cache`` adds
   the tool, LibCST and Triton versions and the schema).
 - the alias words (names other modules bind to ``triton.autotune``) the file says: the focused
   parse keeps the defs that use them (``locate.focus``).

@@ -28,7 +28,7 @@ from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, 
 from autotune_rewrite.locate.kernel_names import ambiguity, matching
 from autotune_rewrite.locate.link_cache import LinkCache
 from autotune_rewrite.locate.linking import launch_names, link
-from autotune_rewrite.locate.scan_cache import locator_digest
+from autotune_rewrite.locate.locator_digest import locator_digest
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
 

@@ -12,13 +12,13 @@ Entries are pickles of our own frozen dataclasses in the ``scans`` namespace of 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
 from autotune_rewrite import disk_cache, stopwatch
 from autotune_rewrite.files import discover
+from autotune_rewrite.locate.locator_digest import locator_digest
 from autotune_rewrite.model import ScanResult
 from autotune_rewrite.settings import Settings
 
@@ -27,23 +27,6 @@ from autotune_rewrite.settings import Settings
 # 7: ConfigValue.choices (the literal elements a generated config came from), AutotuneSite.data_files
 #    (a hit re-hashes them: they are not in the file list)
 SCHEMA = 7
-_PACKAGE = Path(__file__).parent.parent
-# The locator's code: a change in any of these may change what a scan returns.
-_LOCATOR_FILES = ("files.py", "model.py", "triton_names.py", "module_resolver.py", "targets.py")
-
-
-@functools.lru_cache(maxsize=1)
-def locator_digest() -> str:
-    """SHA-256 of the locator's code (also a part of every per-file facts key, ``facts_cache``)."""
-    h = hashlib.sha256()
-    files = [*(_PACKAGE / n for n in _LOCATOR_FILES), *(_PACKAGE / "locate").glob("*.py"),
-             *(_PACKAGE / "evaluate").glob("*.py"), *(_PACKAGE / "settings").glob("*.py")]
-    for path in sorted(files):
-        h.update(path.relative_to(_PACKAGE).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()
-
-
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
     h = hashlib.sha256(f"{locator_digest()}\0{Path(root).resolve()}".encode())

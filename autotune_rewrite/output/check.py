@@ -46,6 +46,7 @@ from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
 from autotune_rewrite.output.changed import changed_json, changed_line
+from autotune_rewrite.output.farm import farm_warnings
 from autotune_rewrite.output.outcomes import judged_line, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.targets import Target
 
@@ -53,6 +54,11 @@ SCHEMA_VERSION = 1
 
 
 # --------------------------------------------------------------------------- shared helpers
+
+def run_warnings(result: CheckResult) -> list[str]:
+    """The run's warnings: the stages' own, then what the compile farm did."""
+    return list(result.warnings) + farm_warnings(result.farm_events)
+
 def _kb(n: int | None) -> str:
     return "-" if n is None else f"{n:,}"
 
@@ -163,7 +169,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "triton_version": result.triton_version,
         "kernels": [_report_json(r) for r in result.reports],
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
-        "warnings": list(result.warnings),
+        "warnings": run_warnings(result),
         "compiled": result.compiled,
         "cached": result.cached,
         "exit_code": int(result.report(strict).exit_code),
@@ -205,7 +211,7 @@ def print_table(result: CheckResult, strict: bool = False, streamed: bool = Fals
             print_kernel(report, result)
     for e in result.errors:
         output.warning(f"{e.path}: {e.message}")
-    for w in result.warnings:
+    for w in run_warnings(result):
         output.warning(w)
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)

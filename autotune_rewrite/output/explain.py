@@ -242,30 +242,6 @@ def _(f: rf.SpecEffect) -> str:
             f"(before: {f.launch_before} of {f.before})")
 
 
-def guard_reason(g: rf.Guarded, arch: str, many_specs: bool) -> str:
-    """The comment above a guarded config in the generated table: why it cannot launch on ``arch``."""
-    parts = []
-    for r in g.refused:
-        if r.arch != arch:
-            continue
-        x = r.refusal
-        text = (f"{x.shared_bytes:,} B shared memory > {x.limit:,} B opt-in" if isinstance(x, cf.SmemOverOptin)
-                else refusal(x) if x is not None else "cannot launch")
-        parts.append(f"{text} ({r.spec})" if many_specs else text)
-    return "; ".join(dict.fromkeys(parts))
-
-
-def guard_comment(triton_version: str) -> list[str]:
-    """The comment lines over the generated guard's table."""
-    with_triton = f", Triton {triton_version}" if triton_version else ""
-    return [
-        "Configs that cannot launch on some of the GPUs this kernel serves, by the compute",
-        f"capability Triton reports (cross-compiled by autotune-rewrite{with_triton}): the",
-        "autotuner skips them there and times every config elsewhere.",
-        "(meta-parameters, num_warps, num_stages)",
-    ]
-
-
 @fact.register
 def _(f: rf.KeptLaunchable) -> str:
     return f"keep {len(f.configs)} launchable config(s): " + ", ".join(c.label() for c in f.configs)
@@ -383,8 +359,49 @@ def explanation(decision) -> list[str]:
 
 
 def why(reason) -> str:
-    """A skipped or failed kernel's reason: a fact (worded here) or an error's message."""
-    return reason if isinstance(reason, str) else fact(reason)
+    """A skipped or failed kernel's reason: a fact or a failure (worded here), or an error's message."""
+    if isinstance(reason, str):
+        return reason
+    if isinstance(reason, rf.Failed):
+        return failed(reason)
+    return fact(reason)
+
+
+def failed(f: rf.Failed) -> str:
+    """Why a kernel that needs a change cannot get it; a per-target kernel's says which branch
+    (the others' lists stay as written)."""
+    if isinstance(f.cause, rf.InPlaceRefused):
+        text = no_in_place_edit(f.cause.fact, inline_hint=f.inline_hint)
+        text += f"; {data_file_note(f.data_files)}" if f.data_files else ""
+    else:
+        text = error_text(f.cause)
+    if not f.branch:
+        return text
+    return (f"on {', '.join(f.branch)} (configs chosen by a device query; only the list those targets take "
+            f"may change, and it cannot): {text}")
+
+
+def error_text(err: BaseException) -> str:
+    """A ``UserError``'s one line: the rewrite's typed refusals are worded here, any other error
+    is its own message."""
+    if isinstance(err, rf.InPlaceRefused):
+        return no_in_place_edit(err.fact)
+    if isinstance(err, rf.NoCommonConfig):
+        return no_common_config(err)
+    if isinstance(err, rf.VariantRefused):
+        return fact(err.fact)
+    if isinstance(err, rf.RecheckRefused):
+        return recheck_refused(err)
+    return str(err)
+
+
+def rewrite_note(n: rf.Note) -> str:
+    """A rewrite's note: words it wrote, or a fact worded here."""
+    if isinstance(n, rf.InlinedNote):
+        return f"{n.path}:{n.line}: {no_in_place_edit(n.fact, inline_hint=False)}"
+    if isinstance(n, rf.DataFileNote):
+        return f"{n.note}; {data_file_note(n.files)}"
+    return n
 
 
 def subject(decision) -> str:
@@ -451,9 +468,9 @@ def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
 def fact_json(f) -> dict | None:
     """A fact's structured fields for ``--format json`` (``kind`` names it); None for a reason
     that is an error's message."""
-    return None if isinstance(f, str) else to_jsonable(f)
+    return None if isinstance(f, (str, rf.Failed)) else to_jsonable(f)
 
 
-__all__ = ["dropped_why", "explanation", "fact", "fact_json", "guard_comment", "guard_reason", "largest_fit", "largest_fits", "no_common_config",
-           "note", "occupancy_reason", "recheck_refused", "refusal", "subject", "suspicion", "suspicions", "verdict_reason",
+__all__ = ["dropped_why", "error_text", "explanation", "fact", "failed", "fact_json", "largest_fit", "largest_fits", "no_common_config",
+           "note", "occupancy_reason", "recheck_refused", "refusal", "rewrite_note", "subject", "suspicion", "suspicions", "verdict_reason",
            "why"]

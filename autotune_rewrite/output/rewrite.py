@@ -13,7 +13,7 @@ from autotune_rewrite.output import explain
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
-from autotune_rewrite.rewrite.apply import ApplyResult
+from autotune_rewrite.rewrite.applied import ApplyResult
 from autotune_rewrite.rewrite import fleet
 from autotune_rewrite.rewrite.diff import RewriteRun
 
@@ -71,10 +71,10 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
         "kernels": kernels,
         "skipped": [{"kernel": run.prefix + k, "why": explain.why(why), "fact": explain.fact_json(why)}
                     for k, why in run.skipped],
-        "failed": [{"kernel": run.prefix + k, "why": why} for k, why in run.failed],
+        "failed": [{"kernel": run.prefix + k, "why": explain.why(why)} for k, why in run.failed],
         "outcomes": _outcomes_json(run),
         "summary": {**report_json(report), "line": judged_line(report)},
-        "notes": list(run.notes),
+        "notes": [explain.rewrite_note(n) for n in run.notes],
         "changed_files": [run.prefix + c.path for c in run.changes],
         "diff": run.diff,
         "changed_since": changed_json(run.changed),
@@ -122,10 +122,10 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
     for ident, why in run.skipped:
         output.warning(f"{run.prefix}{ident}: skipped: {explain.why(why)}")
     for ident, why in run.failed:
-        output.warning(f"{run.prefix}{ident}: cannot be changed: {why}")
+        output.warning(f"{run.prefix}{ident}: cannot be changed: {explain.why(why)}")
     _not_judged(run)
     for note in run.notes:
-        output.warning(note)
+        output.warning(explain.rewrite_note(note))
     n = len(run.changes)
     if n:
         err.print(f"{run.variant}: {n} file{'s' if n != 1 else ''} would change: " + ", ".join(run.prefix + c.path for c in run.changes))

@@ -25,6 +25,7 @@ from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, Span
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
+from autotune_rewrite.output.check import run_warnings
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, problem_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -183,7 +184,7 @@ def _notifications(result: CheckResult, prefix: str) -> tuple[list[dict], list[d
                   "locations": [{"physicalLocation": {"artifactLocation": {"uri": quote(prefix + e.path),
                                                                            "uriBaseId": SRCROOT}}}]}
                  for e in result.errors]
-    configuration = [{"level": "warning", "message": {"text": w}} for w in result.warnings]
+    configuration = [{"level": "warning", "message": {"text": w}} for w in run_warnings(result)]
     return execution, configuration
 
 

@@ -174,7 +174,7 @@ def context(kr, run, bench: dict | None = None) -> dict:
         "explanation": explain.explanation(d),
         "per_target": [explain.fact(f) for f in per_target],
         "per_spec": [explain.fact(f) for f in per_spec],
-        "notes": list(kr.notes),
+        "notes": [explain.rewrite_note(n) for n in kr.notes],
         "assumptions": [{"spec": r.spec.name, "parameter": a.parameter, "value": a.value, "source": a.source}
                         for r in reports if r.spec is not None for a in r.spec.assumptions],
         "files": [f"{prefix}{c.path}" for c in kr.changes],

@@ -16,7 +16,7 @@ import libcst as cst
 
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text, dead_code, inplace
-from autotune_rewrite.rewrite.facts import InPlaceRefused, NoInPlaceEdit
+from autotune_rewrite.rewrite.facts import DataFileNote, InlinedNote, InPlaceRefused, NoInPlaceEdit
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
@@ -106,9 +106,7 @@ def config_edits(
         for path, more in dead_code.unused_after_inline(pf, arg.value, load, repo_texts).items():
             edits.setdefault(path, []).extend(more)
             notes.append(f"{path}: removed what the inline list left unused")
-    from autotune_rewrite.output.explain import no_in_place_edit  # words live in output/
-
-    notes.insert(0, f"{site.path}:{site.line}: {no_in_place_edit(found, inline_hint=False)}")
+    notes.insert(0, InlinedNote(site.path, site.line, found))
     return edits, notes
 
 
@@ -172,7 +170,5 @@ def _inline(pf, site, call, arg, decision, load, why):
     return {site.path: [Edit(start, end, f"[{nl}{body}{outer}]", why)]}, [_data_note(site, note)]
 
 
-def _data_note(site, note: str) -> str:
-    from autotune_rewrite.output.explain import data_file_note  # words live in output/
-
-    return f"{note}; {data_file_note(site.data_files)}" if site.data_files else note
+def _data_note(site, note: str) -> str | DataFileNote:
+    return DataFileNote(note, tuple(site.data_files)) if site.data_files else note

@@ -35,9 +35,9 @@ import libcst as cst
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite import config_text
 from autotune_rewrite.rewrite.configs import autotune_arg
+from autotune_rewrite.rewrite.guard_text import guard_comment, guard_reason
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
@@ -171,10 +171,10 @@ def _helper_text(pf, decision: Decision, table: str, helper: str, triton: str, q
         arch = f"sm_{cap}"
         rows.append(f"{unit}{cap}: [  # {arch}{nl}")
         for g in by_cap[cap]:
-            rows.append(f"{unit * 2}# {explain.guard_reason(g, arch, many_specs)}{nl}")
+            rows.append(f"{unit * 2}# {guard_reason(g, arch, many_specs)}{nl}")
             rows.append(_entry(g.config, quote, unit * 2, nl))
         rows.append(f"{unit}],{nl}")
-    head = explain.guard_comment(triton_version)
+    head = guard_comment(triton_version)
     lines = [f"# {line}{nl}" for line in head]
     body = [f"{unit}arch = {triton}.runtime.driver.active.get_current_target().arch{nl}",
             f"{unit}dead = {table}.get(arch, []){nl}"]

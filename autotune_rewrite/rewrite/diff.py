@@ -26,9 +26,8 @@ from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.output.explain import data_file_note, no_in_place_edit
 from autotune_rewrite.rewrite.facts import (
-    InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, RecheckRefused, VariantRefused,
+    Failed, InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, Note, RecheckRefused, VariantRefused,
 )
 from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
@@ -45,7 +44,7 @@ class KernelRewrite:
     reports: tuple[KernelReport, ...]  # the source's configs, one report per launch spec
     candidates: tuple[KernelReport, ...]  # configs compiled for the decision (not in the source)
     changes: tuple[FileChange, ...]  # this kernel alone (paths relative to the scan root)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     recheck: tuple[KernelReport, ...] = ()  # the rewritten kernel compiled with its new configs
     others: tuple = ()  # a branch's kernel: the site's other TargetConfigs, to prove them unchanged
 
@@ -59,14 +58,14 @@ class RewriteRun:
     kernels: tuple[KernelRewrite, ...]
     skipped: tuple[tuple[str, NoSecondWarpCount], ...]  # (kernel ident, why the variant does not apply)
     changes: tuple[FileChange, ...]  # every kernel together, paths relative to ``root``
-    notes: tuple[str, ...]
+    notes: tuple[Note, ...]
     triton_version: str
     command: str  # how to reproduce
     buckets: tuple[int, ...] = bucket.DEFAULT_BUCKETS  # v3's bucket edges, as used
     # Every kernel x launch spec's outcome (check's reports; a site whose diff stage hit a bug
     # of ours is replaced by its internal-error report).
     reports: tuple[KernelReport, ...] = ()
-    failed: tuple[tuple[str, str], ...] = ()  # (kernel ident, why): a change was needed but cannot be made
+    failed: tuple[tuple[str, Failed], ...] = ()  # (kernel ident, why): a change was needed but cannot be made
     changed: Selection | None = None  # ``--changed-since``: the sites judged and rewritten, and why
 
     def report(self, gate: bool = True, strict: bool = False) -> Report:
@@ -113,7 +112,10 @@ def _read(root: Path):
     return read
 
 
-def _decide(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench=None):
+def decide_compiled(variant, site, reports, root, targets, workers, cache_dir, use_cache, bench=None):
+    """``variants.decide``, with the candidate configs it asks for compiled for ``targets``
+    (a round per ask): -> (the decision, the candidates' reports). Bench planning decides the
+    same way, so the configs it times are the ones the rewrite would emit."""
     candidates: list[KernelReport] = []
     for _ in range(MAX_ROUNDS):
         decision = decide(variant, site, reports, candidates, bench)
@@ -163,10 +165,10 @@ def run_rewrites(
     """
     if variant not in VARIANTS:
         raise UserError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    from autotune_rewrite.settings import Settings
+    from autotune_rewrite.settings import load_settings
 
     path = Path(path)
-    settings = Settings.find(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback)
+    settings = load_settings(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     inline = settings.variants.inline_configs if inline_configs is None else inline_configs
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,
@@ -190,7 +192,7 @@ def run_rewrites(
     python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []
-    failed: list[tuple[str, str]] = []
+    failed: list[tuple[str, Failed]] = []
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
     for (ident, branch), reports in by_site.items():
         site = views[(ident, branch)]
@@ -203,7 +205,7 @@ def run_rewrites(
         try:
             # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
             bench = measured.saved_for(root, site) if variant != "prune" else None
-            decision, cands = _decide(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench)
+            decision, cands = decide_compiled(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench)
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
@@ -213,12 +215,10 @@ def run_rewrites(
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
                           inline=inline and not branch, repo_texts=python_texts)
         except InPlaceRefused as exc:
-            why = no_in_place_edit(exc.fact, inline_hint=not branch)
-            why += f"; {data_file_note(site.data_files)}" if site.data_files else ""
-            failed.append((ident, _on_branch(why, branch)))
+            failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
-            failed.append((ident, _on_branch(str(exc), branch)))
+            failed.append((ident, Failed(exc, branch)))
             continue
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
             bugs[ident] = KernelReport(site, None, problem=internal_error(ident, exc, f"deciding {variant}", cache_dir))
@@ -236,7 +236,7 @@ def run_rewrites(
             if bug is not None:
                 bugs[ident] = KernelReport(sites[ident], None, problem=internal_error(ident, bug, "re-checking the rewrite", cache_dir))
             else:
-                failed.append((ident, why))
+                failed.append((ident, Failed(why)))
         if lost:  # their edits must not reach the diff
             changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     outcomes = []
@@ -272,14 +272,6 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
     unseen = unseen_launches(root, site, settings.exclude)
     if unseen:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
-
-
-def _on_branch(why: str, branch: tuple[str, ...]) -> str:
-    """A per-target kernel's refusal says which branch (the others' lists stay as written)."""
-    if not branch:
-        return why
-    return (f"on {', '.join(branch)} (configs chosen by a device query; only the list those targets take "
-            f"may change, and it cannot): {why}")
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None):
@@ -318,7 +310,7 @@ _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv"
 def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings):
     """Write the rewritten files into a private copy of ``root``, scan it again and compile
     every rewritten kernel with its new configs: each must parse, carry exactly the decided
-    configs, and launch. -> (kernels that passed, [(ident, why, exception of ours or None)])."""
+    configs, and launch. -> (kernels that passed, [(ident, the error, the same error when it is a bug of ours, else None)])."""
     from autotune_rewrite import tempdirs
     from autotune_rewrite.locate.scan import scan
 
@@ -338,10 +330,10 @@ def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cac
                 edited = next((c for c in changes if c.path == kr.site.path), None)
                 again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache, edited)
             except UserError as exc:
-                lost.append((kr.site.ident, str(exc), None))
+                lost.append((kr.site.ident, exc, None))
                 continue
             except Exception as exc:  # noqa: BLE001 - a rewrite bug is that kernel's outcome
-                lost.append((kr.site.ident, str(exc), exc))
+                lost.append((kr.site.ident, exc, exc))
                 continue
             out.append(replace(kr, recheck=again))
         return out, lost
@@ -409,4 +401,4 @@ def _same_elsewhere(ident, view: AutotuneSite, kr: "KernelRewrite", new: Autotun
                                f"{target} sees (rewrite bug)")
 
 
-__all__ = ["KernelRewrite", "RewriteRun", "git_prefix", "reproduce_command", "run_rewrites"]
+__all__ = ["KernelRewrite", "RewriteRun", "decide_compiled", "git_prefix", "reproduce_command", "run_rewrites"]

@@ -272,11 +272,6 @@ class InPlaceRefused(UserError):
         super().__init__(fact.ident)
         self.fact = fact
 
-    def __str__(self) -> str:
-        from autotune_rewrite.output.explain import no_in_place_edit  # words live in output/
-
-        return no_in_place_edit(self.fact)
-
 
 Fact = (Dropped | Guarded | KeptForSpec | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
         | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
@@ -290,11 +285,6 @@ class NoCommonConfig(UserError):
         super().__init__(ident)
         self.ident, self.archs, self.fits = ident, archs, fits
 
-    def __str__(self) -> str:
-        from autotune_rewrite.output.explain import no_common_config  # words live in output/
-
-        return no_common_config(self)
-
 
 class VariantRefused(UserError):
     """The variant cannot be decided honestly for this kernel (``fact`` says why; worded by
@@ -304,11 +294,6 @@ class VariantRefused(UserError):
         super().__init__(fact.ident)
         self.fact = fact
 
-    def __str__(self) -> str:
-        from autotune_rewrite.output.explain import fact  # words live in output/
-
-        return fact(self.fact)
-
 
 class RecheckRefused(UserError):
     """A rewritten config does not launch when the rewritten kernel is compiled again."""
@@ -317,7 +302,36 @@ class RecheckRefused(UserError):
         super().__init__(ident)
         self.ident, self.config, self.arch, self.refusal = ident, config, arch, refusal
 
-    def __str__(self) -> str:
-        from autotune_rewrite.output.explain import recheck_refused  # words live in output/
 
-        return recheck_refused(self)
+@dataclass(frozen=True)
+class Failed:
+    """A kernel that needs a change and cannot get it (worded by ``output/explain.py``).
+
+    ``cause``: the ``UserError`` that stopped it (a typed refusal above, or a plain message);
+    ``branch``: the targets whose list it is, for a kernel whose configs are chosen per target;
+    ``data_files``: where its configs are read from, for a refused in-place edit."""
+
+    cause: Exception
+    branch: tuple[str, ...] = ()
+    data_files: tuple[str, ...] = ()
+    inline_hint: bool = True  # a refused in-place edit: say that --inline-configs would write a list
+
+
+@dataclass(frozen=True)
+class InlinedNote:
+    """``configs=`` was written out as a literal list because no in-place edit exists there."""
+
+    path: str
+    line: int
+    fact: NoInPlaceEdit
+
+
+@dataclass(frozen=True)
+class DataFileNote:
+    """A note on an edit of configs that are read from a data file of the repository."""
+
+    note: str
+    files: tuple[str, ...]
+
+
+Note = str | InlinedNote | DataFileNote  # a rewrite's note: already words, or a fact output/ words

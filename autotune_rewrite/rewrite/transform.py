@@ -18,6 +18,7 @@ from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
 from autotune_rewrite.rewrite.device_guard import guard_edits
 from autotune_rewrite.rewrite.edits import Edit, apply_edits
+from autotune_rewrite.rewrite.facts import Note
 from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.variants import Decision
@@ -34,7 +35,7 @@ class FileChange:
 class RewriteResult:
     decision: Decision
     changes: tuple[FileChange, ...] = ()  # only files whose text changed
-    notes: tuple[str, ...] = ()  # things the user should know (a generator replaced by a list)
+    notes: tuple[Note, ...] = ()  # things the user should know (a generator replaced by a list)
 
     @property
     def changed(self) -> bool:
@@ -90,10 +91,10 @@ def rewrite_all(
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
-) -> tuple[tuple[FileChange, ...], tuple[str, ...]]:
+) -> tuple[tuple[FileChange, ...], tuple[Note, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
     files = _Files(read)
-    notes: list[str] = []
+    notes: list[Note] = []
     helpers: set[str] = set()
     for decision in decisions:
         if not (decision.skipped or decision.needs):

@@ -357,16 +357,14 @@ def _bench_choice(site: AutotuneSite, facts: _Facts, bench: BenchTimes):
     """The launchable config whose measured time is closest to the fastest launchable one at its
     worst batch (ties: source order). (None, [], []) when no launchable config was timed at
     every batch; configs the bench timed that were never compiled for the targets are asked for."""
-    from autotune_rewrite.gpu.bench.plan import parse_config  # gpu.bench imports this module
-
     originals = {c.label(): c for c in site.configs or ()}
     timed: list[tuple[ConfigValue, dict[int, float]]] = []
     for label, per in bench.complete():
         c = originals.get(label)
         if c is None:
             try:
-                c = parse_config(label)
-            except UserError:
+                c = ConfigValue.from_label(label)
+            except ValueError:
                 continue  # a label this reader cannot rebuild is no candidate
         timed.append((c, per))
     needs = [c for c, _ in timed if facts.evidence(c) is None]

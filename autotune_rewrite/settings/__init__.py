@@ -1,6 +1,6 @@
 """The target project's ``[tool.autotune-rewrite]`` settings: found, read and checked once.
 
-``Settings.find(path)`` (also ``load_settings(path)``) finds the project root of ``path``
+``load_settings(path)`` finds the project root of ``path``
 (``root.find_project_root``), reads its settings file and returns the typed ``Settings``
 (``schema.py``: one field per key); every command starts there and passes the result down.
 A malformed file, a wrong type or an unknown key (spelling suggested) is a ``UserError``

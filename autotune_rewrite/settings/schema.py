@@ -16,6 +16,7 @@ from typing import Any, Union
 from autotune_rewrite.constexpr_values import NONE, read_constexpr
 from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
+from autotune_rewrite.sizes import parse_size
 from autotune_rewrite.settings.reader import (
     Reader,
     Where,
@@ -99,8 +100,6 @@ def _spec_entries(value: Any, where: Where) -> tuple["SpecEntry", ...]:
 
 
 def _size(value: Any, where: Where) -> int:
-    from autotune_rewrite.cache_admin import parse_size  # no triton, no libcst
-
     try:
         return parse_size(value)
     except (ValueError, AttributeError):
@@ -129,6 +128,15 @@ _MODULE_FUNCTION = pattern(r"[^:]+:[^:]+", '"module:function"')
 
 
 # --------------------------------------------------------------------------- the tables
+@dataclass(frozen=True)
+class FarmChoice:
+    """Where the misses are compiled: ``address`` of a Dask scheduler; ``fallback`` "local"
+    compiles on the local pool when it cannot be reached or is lost mid-run."""
+
+    address: str
+    fallback: str = "none"
+
+
 @dataclass(frozen=True)
 class SpecEntry:
     """One ``[[tool.autotune-rewrite.kernels]]`` table: a launch spec, what a compile needs beyond the source."""
@@ -183,7 +191,7 @@ class CheckTable:
 
 @dataclass(frozen=True)
 class BenchEntry:
-    """One kernel's entry of ``[tool.autotune-rewrite.bench]`` (see ``gpu/bench/inputs.py``)."""
+    """One kernel's entry of ``[tool.autotune-rewrite.bench]`` (see ``bench/inputs.py``)."""
 
     entry: str = field(metadata=key(_MODULE_FUNCTION, "str", '"module:function" building one call\'s inputs for B'))
     call: str = field(metadata=key(_MODULE_FUNCTION, "str", '"module:function", the caller that launches the kernel'))
@@ -223,13 +231,6 @@ class Settings:
     root: str = "."  # the project root (kernel paths in the settings are relative to it)
     source: str | None = None  # the settings file, as shown in messages; None when there is none
 
-    @staticmethod
-    def find(path) -> "Settings":
-        """The settings of the project holding ``path`` (usort's ``Config.find``)."""
-        from autotune_rewrite.settings import load_settings  # the loader builds this class: import at call
-
-        return load_settings(path)
-
     def with_exclude(self, exclude: list[str] | None, extend_exclude: list[str] | None) -> "Settings":
         """Command-line flags over the file: ``--exclude`` replaces, ``--extend-exclude`` adds."""
         base = tuple(exclude) if exclude is not None else self.exclude
@@ -258,13 +259,11 @@ class Settings:
         return replace(self, check=table)
 
     def farm(self):
-        """The Dask cluster to compile on (``compile_farm.FarmChoice``), or None for the local pool.
+        """The Dask cluster to compile on (``FarmChoice``), or None for the local pool.
         ``UserError`` for ``executor = "dask"`` without an address."""
         if self.check.executor != "dask":
             return None
         import os
-
-        from autotune_rewrite.compile.compile_farm import FarmChoice  # no dask import
 
         address = self.check.address or os.environ.get("DASK_SCHEDULER_ADDRESS")
         if not address:

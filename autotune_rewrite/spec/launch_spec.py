@@ -23,13 +23,13 @@ and ``native_specialize_impl``) for one config:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from autotune_rewrite.spec import spec_cases as cases
+from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 from autotune_rewrite.spec import spec_inference as inf
 from autotune_rewrite.spec.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values,
@@ -43,10 +43,6 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ScanResult
 from autotune_rewrite.settings import Settings, SpecEntry
-
-
-def is_int_type(ty: str) -> bool:
-    return bool(re.fullmatch(r"[iu](8|16|32|64)", ty))
 
 
 def meta_params(site: AutotuneSite) -> tuple[str, ...]:
@@ -222,12 +218,6 @@ class Specialization:
     signature: tuple[tuple[str, str], ...]
     constexprs: tuple[tuple[str, Any], ...]
     divisible_by_16: tuple[str, ...]
-
-
-def do_not_specialize(site: AutotuneSite) -> set[str]:
-    """``do_not_specialize`` entries as names (Triton accepts names or indices)."""
-    by_index = {str(p.index): p.name for p in site.params}
-    return {by_index.get(str(d), str(d)) for d in site.do_not_specialize}
 
 
 def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None) -> Specialization:

@@ -42,7 +42,8 @@ def stated(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]] | N
     for ``HEAD_DIM=Lk`` sweeps ``Lk`` over {128} only (the user's serving shape)."""
     if not draft.stated_exprs:
         return [draft]
-    from autotune_rewrite.evaluate import Known, evaluate_text, free_names
+    from autotune_rewrite.evaluate import Known, free_names
+    from autotune_rewrite.spec.expression_text import evaluate_text
 
     draft = _narrowed(draft, assume or {})
     keys = list(draft.stated)
@@ -107,7 +108,8 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
     if not assume:
         return [draft]
     # The evaluator is LibCST's; importing it lazily keeps a warm rerun from paying for it.
-    from autotune_rewrite.evaluate import Known, evaluate_text, free_names
+    from autotune_rewrite.evaluate import Known, free_names
+    from autotune_rewrite.spec.expression_text import evaluate_text
 
     unknown = lambda n: ((fill and n in fill) or n in draft.lacking or (  # noqa: E731
         n in draft.params and (draft.params[n].source == "assumed" or draft.params[n].divisible)))

@@ -33,6 +33,7 @@ from autotune_rewrite.constexpr_values import read_constexpr
 from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
+from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 
 MAX_LAUNCH_SPECS = 4  # distinct launches compiled per kernel; more are listed, not compiled
 # The value assumed for an int of unknown value where a value is needed: a constexpr the kernel
@@ -235,8 +236,6 @@ def _descriptor_from_pre_hook(ctx: Context, p: KernelParam) -> ParamSpec | None:
 
 
 def _needs_int_assumption(ctx: Context, p: KernelParam, spec: ParamSpec) -> bool:
-    from autotune_rewrite.spec.launch_spec import do_not_specialize, is_int_type
-
     return (is_int_type(spec.type) and not spec.has_value and not spec.divisible
             and p.name not in do_not_specialize(ctx.site) and p.name not in ctx.meta)
 

@@ -1,6 +1,6 @@
 """Which configs to bench: every original config plus what each variant would emit.
 
-The variants' configs come from the rewrite pipeline's own decision (``rewrite.diff._decide``
+The variants' configs come from the rewrite pipeline's own decision (``rewrite.diff.decide_compiled``
 over ``check_stage.check``), for the target GPUs of the settings or ``--arch``, so bench times
 exactly the lists ``diff``/``apply`` would write. Nothing is decided here.
 """
@@ -31,30 +31,19 @@ class BenchPlan:
 
 
 def parse_config(text: str) -> ConfigValue:
-    """A config from its label, e.g. ``"BLOCK_T=16 w8 s3"`` (meta-params as NAME=int, wN, sM)."""
-    kwargs, warps, stages = {}, None, None
-    for tok in text.split():
-        name, eq, value = tok.partition("=")
-        try:
-            if eq:
-                kwargs[name] = int(value)
-            elif tok[:1] == "w" and tok[1:].isdigit():
-                warps = int(tok[1:])
-            elif tok[:1] == "s" and tok[1:].isdigit():
-                stages = int(tok[1:])
-            else:
-                raise ValueError(tok)
-        except ValueError:
-            raise UserError(f"--also {text!r}: write a config as its label, e.g. \"BLOCK_T=16 w8 s3\"") from None
-    if warps is None or stages is None:
-        raise UserError(f"--also {text!r}: give num_warps and num_stages, e.g. \"BLOCK_T=16 w8 s3\"")
-    return ConfigValue(kwargs=kwargs, num_warps=warps, num_stages=stages)
+    """An ``--also`` config from its label, e.g. ``"BLOCK_T=16 w8 s3"`` (``ConfigValue.from_label``)."""
+    try:
+        return ConfigValue.from_label(text)
+    except ValueError as exc:
+        if str(exc) == "num_warps and num_stages":
+            raise UserError(f"--also {text!r}: give num_warps and num_stages, e.g. \"BLOCK_T=16 w8 s3\"") from None
+        raise UserError(f"--also {text!r}: write a config as its label, e.g. \"BLOCK_T=16 w8 s3\"") from None
 
 
 def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] | None = None,
          workers: int | None = None, progress=None, also: Sequence[ConfigValue] = (), settings=None) -> BenchPlan:
     from autotune_rewrite.check import check as check_stage
-    from autotune_rewrite.rewrite.diff import _decide
+    from autotune_rewrite.rewrite.diff import decide_compiled
 
     for v in variants:
         if v not in VARIANTS:
@@ -80,7 +69,7 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
     notes = []
     for v in variants:
         try:
-            decision, _ = _decide(v, site, reports, root, result.targets, workers, None, True)
+            decision, _ = decide_compiled(v, site, reports, root, result.targets, workers, None, True)
         except VariantRefused as refused:  # several tiles and no timings yet: this bench decides
             from autotune_rewrite.output.explain import fact
 

@@ -13,9 +13,9 @@ import shlex
 from pathlib import Path
 from typing import Sequence
 
-from autotune_rewrite.gpu.bench import inputs as bench_inputs
-from autotune_rewrite.gpu.bench import timing
-from autotune_rewrite.gpu.bench.plan import BenchPlan, parse_config, plan as make_plan
+from autotune_rewrite.bench import inputs as bench_inputs
+from autotune_rewrite.bench import timing
+from autotune_rewrite.bench.plan import BenchPlan, parse_config, plan as make_plan
 from autotune_rewrite.rewrite.recommend import recommend
 from autotune_rewrite.rewrite.bench_results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.errors import UserError
@@ -63,14 +63,14 @@ def run_bench(path: Path | str, kernel: str, variants: Sequence[str] | None = No
     import triton
 
     from autotune_rewrite.rewrite.bucket import DEFAULT_BUCKETS, parse_buckets
-    from autotune_rewrite.settings import Settings
+    from autotune_rewrite.settings import load_settings
 
     timing.require_gpu()  # first: no compiles, no imports of user code without a GPU
     path = Path(path)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
     variants = tuple(variants or VARIANTS)
-    settings = Settings.find(path)
+    settings = load_settings(path)
     extra = [parse_config(t) for t in also]
     p: BenchPlan = make_plan(path, kernel, variants, archs=archs, workers=workers, progress=progress, also=extra,
                              settings=settings)
@@ -160,7 +160,7 @@ def bench_and_save(path: Path | str, kernel: str, out_dir: Path | str | None = N
     (default ``<git dir>/autotune-rewrite/bench``). Returns the result and the JSON's path."""
     from dataclasses import replace
 
-    from autotune_rewrite.gpu.bench import plot
+    from autotune_rewrite.bench import plot
     from autotune_rewrite.rewrite import bench_results as results
 
     timing.require_gpu()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from typing import Sequence
@@ -28,45 +27,12 @@ from autotune_rewrite.disk_cache import write_atomic
 from autotune_rewrite.gitrepo import Git, GitCommandError
 from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrites
-from autotune_rewrite.rewrite.facts import NoSecondWarpCount
+from autotune_rewrite.rewrite.applied import ApplyResult, Branch
 from autotune_rewrite.rewrite.variants import VARIANTS
 
 PREFIX = "autotune-rewrite"
 TEMP_KIND = "apply"  # worktrees live in <tmp>/autotune-rewrite-apply-<pid>-*/worktree
-
-
-@dataclass(frozen=True)
-class Branch:
-    name: str
-    commit: str
-    pr_body_path: str
-    subject: str
-    kernel: str
-    variant: str
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    base: str  # the base commit
-    branches: tuple[Branch, ...]
-    runs: tuple[RewriteRun, ...]
-    unchanged: tuple[tuple[str, str], ...]  # (kernel ident, variant) with nothing to change
-    skipped: tuple[tuple[str, str | NoSecondWarpCount], ...]  # (kernel ident, why: a fact or an error's message)
-
-    def report(self, strict: bool = False) -> Report:
-        """The kernels' outcomes over every variant's run (a bug in any run counts). The branches
-        are apply's requested result, so a change is not "found"; a kernel whose change could not
-        be built (no launchable config, an edit that cannot be made) is."""
-        seen: dict[tuple[str, str | None], object] = {}
-        for run in self.runs:
-            for o in run.report().outcomes:
-                key = (o.kernel, o.spec)
-                if key not in seen or o.status is Status.INTERNAL_ERROR:
-                    seen[key] = o
-        found = any(run.failed for run in self.runs) or any(o.status is Status.NO_LAUNCHABLE for o in seen.values())
-        return Report(tuple(seen.values()), found=found, gate=True, strict=strict)
 
 
 def branch_name(targets: Sequence[str], kernel: str, variant: str) -> str:
