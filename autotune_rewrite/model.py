@@ -129,7 +129,7 @@ class KernelParam:
 
 @dataclass(frozen=True)
 class ArgFact:
-    """What the code around a launch says about one of its arguments (``locate/launch_args``).
+    """What the code around a launch says about one of its arguments (``wrapper/launch_args``).
 
     ``kind``: "tensor", "int", "float", "bool", "str", "none", "dtype" or "unknown". ``dtype``: a
     tensor's element type, or a dtype argument's, as torch names it ("float32"), when known.

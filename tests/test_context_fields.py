@@ -1,4 +1,4 @@
-"""Launch values read from context objects (``locate/context_fields`` over ``evaluate/classes``).
+"""Launch values read from context objects (``wrapper/context_fields`` over ``evaluate/classes``).
 
 ``kernel[grid](..., ctx.BLOCK_M)`` where ``ctx`` is a dataclass / NamedTuple / plain-class
 instance built in the wrapper, by a factory (here or in another module), a parameter default

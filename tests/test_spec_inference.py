@@ -1,6 +1,6 @@
 """Launch specs inferred from the launch call and its wrapper, and the assumptions for the rest.
 
-Each rule of ``locate/launch_args`` and ``spec/spec_inference`` on a small package written here
+Each rule of ``wrapper/launch_args`` and ``spec/spec_inference`` on a small package written here
 (real LibCST scan); the end-to-end tests compile for real through the CLI.
 """
 

@@ -1,5 +1,6 @@
-"""``bench``: A/B the configs of each rewrite variant on the local GPU (see ``run.run_bench``).
+"""bench: A/B the configs of each rewrite variant on the local GPU (``bench.run_bench``).
 
-Modules: ``plan`` (which configs, from the rewrite pipeline's decisions), ``inputs`` (the user's
-bench entry point), ``timing`` (GPU), ``recommend`` (pure), ``results`` (JSON), ``plot`` (PNG).
-"""
+It takes a kernel, its variants' decisions (``plan``, through ``rewrite.diff.decide_compiled``)
+and the user's bench entry point (``inputs``), times every config per batch size (``timing``),
+and gives a ``BenchResult`` with a recommendation (``rewrite/recommend.py``), saved as JSON
+(``rewrite/bench_results.py``) for the rewrite and ``apply`` to read, and a PNG (``plot``)."""

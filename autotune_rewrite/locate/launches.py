@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from autotune_rewrite.evaluate import Evaluator, Known, outcome
-from autotune_rewrite.locate.launch_args import launch_arguments
+from autotune_rewrite.wrapper.launch_args import launch_arguments
 from autotune_rewrite.locate.nesting import NestingVisitor
 from autotune_rewrite.triton_names import WRAP_TRITON
 from autotune_rewrite.model import LaunchSite

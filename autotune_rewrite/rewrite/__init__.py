@@ -1,2 +1,8 @@
-"""rewrite: decide each variant's configs (variants), edit the sources (transform and its edits),
-and emit them as diffs (diff) or branches (apply)."""
+"""rewrite: the new config lists, and the source edits that write them.
+
+It takes check's reports and gives, per kernel and variant, a ``Decision`` (``variants``: pure,
+from the compiled verdicts and any saved bench timings, ``bench_results``/``recommend``/
+``measured``) and the file edits that carry it out where the configs are written (``transform``
+over ``configs``, ``inplace``, ``device_guard``, ``bucket``, ``config_text``), re-checked by
+compiling the rewritten kernel (``diff``: a ``RewriteRun``). Facts and failures are typed data
+(``facts``); the words for them are output's."""

@@ -4,7 +4,7 @@ For each kernel parameter the first of these that knows it wins:
 
 1. the ``kernels`` table of the settings (a spec written by hand or by ``capture``): exact;
 2. a config meta-parameter: every config sets it;
-3. the launch call and the wrapper around it (``locate/launch_args``): literals, allocations'
+3. the launch call and the wrapper around it (``wrapper/launch_args``): literals, allocations'
    dtypes, ``x is not None``, type hints, wrapper defaults, ``.stride(-1)`` of a contiguous
    tensor; exact unless the fact itself rests on something (a wrapper default, contiguity);
 4. the kernel's own signature: annotations, defaults of parameters the launch leaves out;

@@ -20,14 +20,14 @@ from dataclasses import replace
 import libcst as cst
 
 from autotune_rewrite.evaluate.literals import literal
-from autotune_rewrite.locate.context_fields import context_field, spread_fields
-from autotune_rewrite.locate.tensor_ranks import tensor_ranks
-from autotune_rewrite.locate.torch_names import (
+from autotune_rewrite.wrapper.context_fields import context_field, spread_fields
+from autotune_rewrite.wrapper.tensor_ranks import tensor_ranks
+from autotune_rewrite.wrapper.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT_ATTRS, INT_CALLS, INT_METHODS, LEGACY_INT_DTYPES, LEGACY_TENSORS, LIKE, NEW,
     SAME, SAME_FRESH, TENSOR_HINTS, dtype_name,
 )
-from autotune_rewrite.locate.wrapper_asserts import OPTION_CALLS, over_options, pin, stated_sets
-from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM, Wrapper, is_shape, spelled_kwargs
+from autotune_rewrite.wrapper.asserts import OPTION_CALLS, over_options, pin, stated_sets
+from autotune_rewrite.wrapper.bindings import SHAPE_ITEM, Wrapper, is_shape, spelled_kwargs
 from autotune_rewrite.model import ArgFact
 
 _MAX_DEPTH = 12

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from autotune_rewrite.evaluate.literals import literal
-from autotune_rewrite.locate.wrapper_bindings import SHAPE_ITEM
+from autotune_rewrite.wrapper.bindings import SHAPE_ITEM
 from autotune_rewrite.model import ArgFact
 
 MAX_VALUES = 8  # a longer list is not a handful of specs
