@@ -16,7 +16,7 @@ Steps, all through the real CLI (``python -m autotune_rewrite``):
 5. the same for the test fixture kernel ``tests/fixtures/capture/scaled_copy.py`` (ours), whose
    trace (trimmed to 2 launch records per compile) and live-captured TOML come back for the tests.
 
-    python benchmarks/h200_capture_corpus.py --tarball T.tar.gz --test FILE::FUNC --out OUT
+    python benchmarks/device/capture_corpus.py --tarball T.tar.gz --test FILE::FUNC --out OUT
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import time
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "capture" / "scaled_copy.py"
 
 

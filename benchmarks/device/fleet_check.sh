@@ -5,7 +5,7 @@
 # timed must be the same and the outputs bit-identical. Carry .whl (libcst/gitpython/tomlkit
 # wheels for the image's Python 3.12). JSON and logs go to $OUT.
 set -u
-. benchmarks/h200_env.sh
+. benchmarks/device/env.sh
 export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache OUT="$out"
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
@@ -13,7 +13,7 @@ export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache OUT="$out"
 } > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
 start=$(date +%s)
-timeout 170 python3 benchmarks/fleet_check_h200.py --work /tmp/fleet-work > "$out/fleet_check.stdout" 2> "$out/fleet_check.log"
+timeout 170 python3 benchmarks/device/fleet_check.py --work /tmp/fleet-work > "$out/fleet_check.stdout" 2> "$out/fleet_check.log"
 rc=$?
 echo "fleet check exit $rc in $(( $(date +%s) - start )) s" | tee -a "$out/fleet_check.log"
 cp /tmp/fleet-work/patched/fleet_gemm.py "$out/fleet_gemm.patched.py" 2>/dev/null

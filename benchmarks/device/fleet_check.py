@@ -16,7 +16,7 @@ patch as before, and the kernel's outputs are bit-identical (issue 10, "Check on
 Prints one JSON document (also written to ``$OUT/fleet_check.json`` when ``OUT`` is set); exits
 1 when the configs timed differ or an output is not bit-identical, 2 on a setup problem.
 
-    python benchmarks/fleet_check_h200.py [--work DIR] [--no-gpu]
+    python benchmarks/device/fleet_check.py [--work DIR] [--no-gpu]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-KERNELS = HERE / "kernels" / "fleet"
+KERNELS = HERE.parent / "kernels" / "fleet"
 MODULE = "fleet_gemm.py"
 KERNEL = "fleet_gemm_kernel"
 FLEET = ("sm_120", "sm_90")

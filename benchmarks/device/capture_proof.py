@@ -17,8 +17,8 @@ Steps (all through the real CLI, ``python -m autotune_rewrite``):
 
 Prints one JSON object; exit 0 when every number matches, 1 on a mismatch, 2 on a setup failure.
 
-    python benchmarks/h200_capture_proof.py --out out/capture            # on the H200
-    python benchmarks/h200_capture_proof.py --out out/capture --batch 1 8
+    python benchmarks/device/capture_proof.py --out out/capture            # on the H200
+    python benchmarks/device/capture_proof.py --out out/capture --batch 1 8
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "sm120_mla_decode"
 KERNEL = "_mma_sparse_decode_split_kernel"
 

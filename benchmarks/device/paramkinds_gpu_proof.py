@@ -19,7 +19,7 @@ import triton.language as tl
 from triton import knobs
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "paramkinds" / "repo"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "paramkinds" / "repo"))
 from kernels import kinds  # noqa: E402
 
 _seen: list[dict] = []

@@ -4,7 +4,7 @@
 # `--count 400 --workers 1,16 --nodes 4x4 --no-e2e`; LIMIT_S sets the time limit). Carry .whl (libcst/gitpython/tomlkit
 # and distributed with its dependencies, ~8 MB, for the image's Python 3.12). JSON and logs to $OUT.
 set -u
-. benchmarks/h200_env.sh
+. benchmarks/device/env.sh
 export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 python3 -c "import sys, triton, distributed; print('python', sys.version.split()[0], 'triton', triton.__version__, 'distributed', distributed.__version__)" | tee "$out/versions.txt"
 nproc | tee -a "$out/versions.txt"

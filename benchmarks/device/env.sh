@@ -1,4 +1,4 @@
-# Sourced by the device-machine scripts (benchmarks/h200_*.sh): the output folder ($out, from $OUT),
+# Sourced by the device-machine scripts (benchmarks/device/*.sh): the output folder ($out, from $OUT),
 # the carried wheels (.whl) installed under /tmp/site, and this checkout on PYTHONPATH. A fresh
 # machine is bare, so every script starts here.
 out=${OUT:-out}

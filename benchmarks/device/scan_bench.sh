@@ -7,7 +7,7 @@
 # Carry .whl, build/corpus (a copy of ../shared/corpus) and build/base. JSON goes to $OUT
 # (copy it to benchmarks/results/h200/scan/).
 set -u
-. benchmarks/h200_env.sh
+. benchmarks/device/env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 nproc > "$out/cpus.txt"
 # The previous locator is slower: one round of it (best of 1), two of this one, within the call's 10 min.

@@ -12,7 +12,7 @@ spill and ones over 48 KB of shared memory), for the GPU this runs on:
 The result is checked numerically against torch.matmul too (the launch really ran).
 
 Prints JSON; exit 1 when any number differs. Usage (repo root, CUDA visible):
-    PYTHONPATH=. python benchmarks/gpu_engine_proof.py
+    PYTHONPATH=. python benchmarks/device/gpu_engine_proof.py
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch
 import triton
 from triton.runtime.errors import OutOfResources
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from autotune_rewrite.compile.compile_pool import compile_many  # noqa: E402

@@ -4,7 +4,7 @@
 # ../shared/corpus). REPOS="a b" limits it to those repos; LIMIT_S bounds the run, REPO_LIMIT_S
 # one repo's check. JSON to $OUT.
 set -u
-. benchmarks/h200_env.sh
+. benchmarks/device/env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 sel=()
 for r in ${REPOS:-}; do sel+=(--repo "$r"); done

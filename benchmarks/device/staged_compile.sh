@@ -4,7 +4,7 @@
 # and scan vs its floor on the corpus repositories. Carry .whl and build/corpus (a copy of
 # ../shared/corpus). JSON goes to $OUT (copy it to benchmarks/results/h200/).
 set -u
-. benchmarks/h200_env.sh
+. benchmarks/device/env.sh
 export AUTOTUNE_REWRITE_CACHE_DIR=/tmp/ar-cache
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 start=$(date +%s)
