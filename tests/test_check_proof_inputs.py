@@ -14,7 +14,7 @@ import pytest
 from repo_env import pythonpath
 
 ROOT = Path(__file__).parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "gpu_proofs"
 INPUTS = [RESULTS / "check_sm90_example.json", RESULTS / "check_sm90_tiled_matmul.json"]
 
 

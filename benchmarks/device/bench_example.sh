@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `autotune-rewrite bench` on the example's split kernel, on the GPU machine (an H200, sm_90).
 #
-#   benchmarks/device/bench_example.sh [OUT_DIR]        (default: benchmarks/results/h200_bench)
+#   benchmarks/device/bench_example.sh [OUT_DIR]        (default: benchmarks/results/bench_example)
 #
 # Times every config the variants would emit for the settings' target (sm_120: prune = w4,
 # v1 = w8, v2/v3 = w4 + w8), the original configs (the two BLOCK_T=32 configs that cannot launch
@@ -14,7 +14,7 @@
 # Needs torch, triton and, for the CLI, libcst and gitpython (carry them as wheels).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:-benchmarks/results/h200_bench}
+OUT=${1:-benchmarks/results/bench_example}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export COLUMNS=${COLUMNS:-220}  # wide tables in table.txt

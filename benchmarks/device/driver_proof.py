@@ -18,8 +18,8 @@ every config row of every kernel in the JSON:
 
 Prints JSON; exits 1 on any mismatch, 2 on a setup problem. Usage (repository root):
 
-    python benchmarks/device/driver_proof.py benchmarks/results/check_sm90_example.json \\
-        benchmarks/results/check_sm90_tiled_matmul.json > benchmarks/results/h200_driver_proof.json
+    python benchmarks/device/driver_proof.py benchmarks/results/gpu_proofs/check_sm90_example.json \\
+        benchmarks/results/gpu_proofs/check_sm90_tiled_matmul.json > benchmarks/results/gpu_proofs/h200_driver_proof.json
 
 Before each launch the arguments go through Triton's own runtime binder (on the CPU too) and the
 specialization it derives must equal the one the static compile used. ``--dry-run`` does only

@@ -21,8 +21,8 @@ python examples/sm120_mla_decode/drive.py --each-config > "$out/drive_fp8.jsonl"
 python examples/sm120_mla_decode/drive.py --each-config --kv-dtype act > "$out/drive_act.jsonl" 2>&1; echo "drive act exit $?"
 
 echo "== static sm_90 figures vs the driver and cuOccupancyMaxActiveBlocksPerMultiprocessor"
-python benchmarks/device/driver_proof.py benchmarks/results/check_sm90_example.json \
-  benchmarks/results/check_sm90_tiled_matmul.json > "$out/h200_driver_proof.json" 2> "$out/h200_driver_proof.err"
+python benchmarks/device/driver_proof.py benchmarks/results/gpu_proofs/check_sm90_example.json \
+  benchmarks/results/gpu_proofs/check_sm90_tiled_matmul.json > "$out/h200_driver_proof.json" 2> "$out/h200_driver_proof.err"
 echo "driver proof exit $?"
 python benchmarks/device/gpu_engine_proof.py > "$out/gpu_engine_proof.json" 2> "$out/gpu_engine_proof.err"
 echo "engine proof exit $?"

@@ -5,7 +5,7 @@
 #   git worktree add /tmp/base 6fcb9be && mkdir -p build/base/benchmarks &&
 #   cp -r /tmp/base/autotune_rewrite build/base/ && cp /tmp/base/benchmarks/scan_bench.py build/base/benchmarks/).
 # Carry .whl, build/corpus (a copy of ../shared/corpus) and build/base. JSON goes to $OUT
-# (copy it to benchmarks/results/h200/scan/).
+# (copy it to benchmarks/results/scan_bench/h200/).
 set -u
 . benchmarks/device/env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
