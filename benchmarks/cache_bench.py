@@ -10,7 +10,7 @@ it under its size limit costs.
    ``prune --older-than``; the median of three runs each, on a fresh copy.
 
     PYTHONPATH=. python benchmarks/cache_bench.py [--repo /tmp/corpus/ModelTC__lightllm]
-        [--out benchmarks/results/cache_bench.json]
+        [--out benchmarks/results/cache_bench/cache_bench.json]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ user sees them. Prints JSON::
      "load_average_before", "cpu_count", "triton"}
 
     PYTHONPATH=. python benchmarks/changed_since.py --repo /tmp/corpus-changed/pytorch__FBGEMM \
-        [--touch path/in/repo.py] [--rounds 3] [-j N] [--out benchmarks/results/changed_since.json]
+        [--touch path/in/repo.py] [--rounds 3] [-j N] [--out benchmarks/results/changed_since/changed_since.json]
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ reports (verdicts, SMEM probes and fits, printing), compile_wait (waiting for th
 on the same repositories, timing its first stderr line and its exit, for comparison.
 
     PYTHONPATH=. python benchmarks/first_verdict.py [--corpus /tmp/corpus] [--baseline /work/main]
-        [-j N] [--out benchmarks/results/first_verdict.json]
+        [-j N] [--out benchmarks/results/first_verdict/first_verdict.json]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ sm_80, sm_90 and sm_120 with the runtime's divisibility, and prints JSON: per ke
 stage count on each target, whether it grows from 2 stages on, what the source rule predicts, and
 whether they agree. No GPU needed. Writes ``$OUT/pipelined_loads.json`` too when ``OUT`` is set.
 
-    python benchmarks/pipelined_loads.py > benchmarks/results/pipelined_loads.json
+    python benchmarks/pipelined_loads.py > benchmarks/results/pipelined_loads/pipelined_loads.json
 """
 
 from __future__ import annotations

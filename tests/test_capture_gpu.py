@@ -1,6 +1,6 @@
 """On a CUDA machine: capture on the example's driver, then check --arch sm_90 with the captured
 spec gives the live kernels' SMEM / registers / spills, and inspect-cache on the cache that run
-wrote shows the same (benchmarks/h200_capture_proof.py does the work and writes its files)."""
+wrote shows the same (benchmarks/device/capture_proof.py does the work and writes its files)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ def test_captured_spec_reproduces_the_live_kernels(tmp_path):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    from h200_capture_proof import run_proof
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "device"))
+    from capture_proof import run_proof
 
     report = run_proof(tmp_path / "capture", ["1", "8"])
     assert "error" not in report, json.dumps(report, indent=1)[:4000]

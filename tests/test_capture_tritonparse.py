@@ -3,7 +3,7 @@
 The fixture ``tests/fixtures/capture/tritonparse/scaled_copy_h200.ndjson.gz`` is a real trace:
 tritonparse 0.6 (``init(folder, enable_trace_launch=True)``) around ``scaled_copy_kernel`` (our
 fixture kernel) launched for n = 4096 and 4097 on an H200, trimmed to two launch records per
-compile (benchmarks/h200_capture_corpus.py). ``scaled_copy_h200_live_capture.toml`` is what
+compile (benchmarks/device/capture_corpus.py). ``scaled_copy_h200_live_capture.toml`` is what
 ``capture -- python ...`` wrote for the same program on the same GPU. The trace was written in a
 folder of that machine: its kernel path is not under the test's root.
 """

@@ -14,14 +14,14 @@ import pytest
 from repo_env import pythonpath
 
 ROOT = Path(__file__).parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "gpu_proofs"
 INPUTS = [RESULTS / "check_sm90_example.json", RESULTS / "check_sm90_tiled_matmul.json"]
 
 
 def test_dry_run_reproduces_the_static_specialization():
     pytest.importorskip("torch")
     env = dict(os.environ, PYTHONPATH=pythonpath())
-    proc = subprocess.run([sys.executable, "benchmarks/h200_driver_proof.py", *map(str, INPUTS), "--dry-run"],
+    proc = subprocess.run([sys.executable, "benchmarks/device/driver_proof.py", *map(str, INPUTS), "--dry-run"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

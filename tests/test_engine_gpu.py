@@ -1,4 +1,4 @@
-"""On a CUDA machine: the engine's static numbers equal the driver's (benchmarks/gpu_engine_proof.py)."""
+"""On a CUDA machine: the engine's static numbers equal the driver's (benchmarks/device/gpu_engine_proof.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.gpu
 def test_static_numbers_equal_the_driver():
     res = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpu_engine_proof.py")],
+        [sys.executable, str(ROOT / "benchmarks" / "device" / "gpu_engine_proof.py")],
         env={**os.environ, "PYTHONPATH": pythonpath()}, capture_output=True, text=True,
     )
     assert res.stdout, res.stderr[-4000:]

@@ -1,4 +1,4 @@
-"""The non-GPU parts of benchmarks/fleet_check_h200.py: the fleet prune patched into a copy of
+"""The non-GPU parts of benchmarks/device/fleet_check.py: the fleet prune patched into a copy of
 its kernel, `check` of both copies, and the emitted guard run by Python itself on real
 `triton.Config` objects as Triton's driver would answer on each GPU."""
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "fleet_check_h200.py"
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "device" / "fleet_check.py"
 BIG = ("BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 w8 s4", "BLOCK_M=256 BLOCK_N=128 BLOCK_K=64 w8 s4")
 SMALL = ("BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 w4 s2", "BLOCK_M=128 BLOCK_N=128 BLOCK_K=64 w8 s2")
 
@@ -24,7 +24,7 @@ def _load(path: Path, name: str):
 
 
 def test_patch_and_check_without_a_gpu(tmp_path, capsys):
-    bench = _load(BENCH, "fleet_check_h200")
+    bench = _load(BENCH, "fleet_check")
     assert bench.main(["--no-gpu", "--work", str(tmp_path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     (decision,) = doc["patch"]["decisions"]
@@ -51,7 +51,7 @@ def test_patch_and_check_without_a_gpu(tmp_path, capsys):
 
 
 def test_timed_configs_compare_in_order():
-    bench = _load(BENCH, "fleet_check_h200")
+    bench = _load(BENCH, "fleet_check")
     assert bench.compare_timed(["a", "b"], ["a", "b"])["timed_identical"] is True
     assert bench.compare_timed(["a", "b"], ["a"])["timed_identical"] is False
     assert bench.label({"BLOCK": 16}, 4, 2) == "BLOCK=16 w4 s2"

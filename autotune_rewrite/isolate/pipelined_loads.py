@@ -8,7 +8,7 @@ iteration of the body: every load met is pipelined, one buffer per stage. The wa
 accumulator, and it stops at values from before the loop and at values carried from the previous
 iteration (the body's block arguments have no defining op). What that means for a kernel's
 source, each case measured with ``triton.compile`` at ``num_stages`` 1 to 4 on sm_80, sm_90 and
-sm_120 (``benchmarks/pipelined_loads.py``, ``benchmarks/results/pipelined_loads.json``):
+sm_120 (``benchmarks/pipelined_loads.py``, ``benchmarks/results/pipelined_loads/pipelined_loads.json``):
 
 - arithmetic does not stop the walk: ``x * 2``, ``tl.exp(x)``, ``.to()``, ``tl.reshape`` between
   the load and the operand still give one SMEM buffer per stage;

@@ -1,4 +1,4 @@
-"""A small tl.dot kernel for the hardware proof (benchmarks/h200_driver_proof.py): a grouped,
+"""A small tl.dot kernel for the hardware proof (benchmarks/device/driver_proof.py): a grouped,
 pipelined fp16 matmul whose configs span small, register-heavy and >48 KB shared-memory cases.
 Its launch spec is in autotune-rewrite.toml next to it."""
 import triton

@@ -1,4 +1,4 @@
-"""The fleet check's kernel (benchmarks/fleet_check_h200.py): a pipelined fp16 matmul tuned on a
+"""The fleet check's kernel (benchmarks/device/fleet_check.py): a pipelined fp16 matmul tuned on a
 227 KB part. Two configs launch everywhere; 128x256x64 s4 and 256x128x64 s4 compile to
 147,456 B of shared memory on sm_120 (over its 101,376 B opt-in) and 196,608 B on sm_90 (under
 232,448 B): a fleet of sm_120 and sm_90 keeps them for the H200 and prunes them on sm_120 only.
