@@ -4,7 +4,7 @@ Every kernel (autotune site x launch spec) ends a run in exactly one ``Status``,
 data through check, diff, apply and bench, in the spirit of LibCST's
 ``TransformSuccess | TransformFailure | TransformSkip``: a kernel that cannot be handled is
 reported with its status and never stops the others. The closed set (documented in the
-README's JSON section, ``"status"`` per kernel):
+JSON section of docs/output.md, ``"status"`` per kernel):
 
 - ``judged``: every config compiled; the numbers are exact;
 - ``assumed``: judged, but with assumptions (listed in ``"assumptions"``, e.g. pointer dtypes

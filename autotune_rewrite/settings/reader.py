@@ -1,7 +1,7 @@
 """Typed reading of a TOML table into frozen dataclasses, with errors that name file and key.
 
 A settings class declares each key as a dataclass field whose metadata holds the *reader*
-(``value, where -> typed value``), the TOML type as the README writes it, and one line of
+(``value, where -> typed value``), the TOML type as docs/settings.md writes it, and one line of
 documentation (``key(...)``). ``read_section`` checks a table against those fields: an unknown
 key is an error with the closest known key suggested (black spell-checks its pyproject keys
 the same way, with ``difflib``), a field without a default is required, and every value goes

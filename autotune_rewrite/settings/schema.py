@@ -1,8 +1,9 @@
 """Every key of ``[tool.autotune-rewrite]``, as typed frozen data (one field per key).
 
 The field's metadata (``reader.key``) says how the key is read, its TOML type and what it means;
-``read_section`` (and the README's settings table, checked by a test) are derived from these
-fields. A new key is one field here plus, when no reader fits, a small reader in ``reader.py``.
+``read_section`` (and the settings table of docs/settings.md, checked by a test) are derived
+from these fields. A new key is one field here plus, when no reader fits, a small reader in
+``reader.py``.
 Values are kept as tuples of pairs rather than dicts so ``Settings`` stays hashable and picklable.
 """
 
@@ -282,7 +283,7 @@ class Settings:
 
 
 def describe(cls: type = Settings, prefix: str = "") -> Iterator[tuple[str, str, str]]:
-    """(dotted key, TOML type, meaning) of every key, nested tables included (for the README)."""
+    """(dotted key, TOML type, meaning) of every key, nested tables included (for docs/settings.md)."""
     for name, f in keys_of(cls).items():
         path = f"{prefix}{name}"
         yield path, f.metadata["type"], f.metadata["doc"]

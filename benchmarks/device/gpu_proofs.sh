@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every GPU proof for issues 2-4 in one go, as run on the H200 device machine (see the README's
-# "Proof on a GPU" section for the recorded output). Writes logs and JSON under $OUT (default ./out).
+# Every GPU proof for issues 2-4 in one go, as run on the H200 device machine (see the
+# "Proof on a GPU" section of docs/numbers.md for the recorded output). Writes logs and JSON
+# under $OUT (default ./out).
 # Needs torch + triton + pytest; libcst/gitpython are only needed by the CLI, not by these.
 set -u
 out=${OUT:-out}
