@@ -32,12 +32,13 @@ from autotune_rewrite.spec import spec_cases as cases
 from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 from autotune_rewrite.spec import spec_inference as inf
 from autotune_rewrite.spec.param_uses import (
-    arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values,
+    arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values, tile_extents,
 )
 from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
 )
 from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
+from autotune_rewrite.spec.shape_sweep import sweep_shapes
 from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
@@ -140,6 +141,9 @@ def resolve_specs(
         drafts = [b for d in per_launch for s in cases.stated(ctx, d, assume) for b in cases.branches(ctx, s)]
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
+    if not exact:  # a tile extent no code gives: judged over a sweep (shape_sweep)
+        tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims))
+        drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles)]
     for d in drafts:
         cases.int8_operands(ctx, d, kernel_source)
     specs = tuple(_spec(site, d, sources, *cases.heuristic_values(ctx, d, heuristics)) for d in drafts)

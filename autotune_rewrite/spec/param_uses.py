@@ -299,6 +299,64 @@ def _mode_sizes(source: str | None, fn_name: str, names: set[str], depth: int) -
     return {n: sizes[n] for n in kept if n in sizes}
 
 
+# Where each Triton call takes a tile shape: ``all`` its arguments, the ``first`` (``tl.zeros(shape,
+# dtype)``), the ``rest`` after a tensor (``tl.reshape(x, shape)``; as a method, ``x.reshape(*shape)``:
+# all), or the block shape of a block pointer / descriptor (its position).
+_SHAPE_ARGS = {"arange": "all", "static_range": "all", "zeros": "first", "full": "first", "reshape": "rest",
+               "view": "rest", "broadcast_to": "rest", "make_block_ptr": 4, "make_tensor_descriptor": 3}
+# A local that is a compile-time function of a constexpr (``half: tl.constexpr = D // 2``).
+_STATIC_CALLS = {"cdiv", "next_power_of_2", "min", "max", "constexpr"}
+
+
+def tile_extents(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
+    """Those of ``names`` the kernel uses as a tile extent: an argument of ``tl.arange``, a
+    dimension of a block shape (``tl.zeros((BLOCK_M, D))``, ``block_shape=(...)``), a
+    ``tl.static_range`` count, themselves or through a local computed from them at compile time
+    (``half: tl.constexpr = D // 2``). Such a value is a shape the caller chooses (a head dim, a
+    rank), and every value is a different kernel."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None or not names:
+        return set()
+    derived = {n: {n} for n in names}
+    for _ in range(3):  # compile-time locals computed from a name, to a small fixpoint
+        for a in ast.walk(fn):
+            if isinstance(a, (ast.Assign, ast.AnnAssign)) and a.value is not None and _static(a.value):
+                used = {x.id for x in ast.walk(a.value) if isinstance(x, ast.Name)}
+                targets = a.targets if isinstance(a, ast.Assign) else [a.target]
+                for n in names:
+                    if used & derived[n]:
+                        derived[n] |= {t.id for t in targets if isinstance(t, ast.Name)}
+    found: set[str] = set()
+    for call in ast.walk(fn):
+        shapes = _shape_args(call) if isinstance(call, ast.Call) else []
+        read = {x.id for arg in shapes for x in ast.walk(arg) if isinstance(x, ast.Name)}
+        found |= {n for n in names if read & derived[n]}
+    return found
+
+
+def _shape_args(call: ast.Call) -> list[ast.AST]:
+    where = _SHAPE_ARGS.get(_call_name(call))
+    if where is None:
+        return []
+    if isinstance(where, int):
+        return [*call.args[where:where + 1], *(k.value for k in call.keywords if k.arg == "block_shape")]
+    keywords = [k.value for k in call.keywords if k.arg == "shape"]
+    on_tl = isinstance(call.func, ast.Attribute) and getattr(call.func.value, "id", None) in ("tl", "triton")
+    if where == "first":
+        return [*call.args[:1], *keywords]
+    if where == "rest" and on_tl:
+        return [*call.args[1:], *keywords]
+    return [*call.args, *keywords]
+
+
+def _static(expr: ast.AST) -> bool:
+    """An expression of names, literals and arithmetic (and a few compile-time calls): no load."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and _call_name(node) not in _STATIC_CALLS:
+            return False
+    return True
+
+
 def _is_dtype(expr: ast.expr) -> bool:
     """``tl.float32``, ``tl.bfloat16``, ``torch.float16``...: a dtype spelled out."""
     return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("tl", "torch")
@@ -326,4 +384,5 @@ def _parents(fn: ast.AST) -> dict[int, ast.AST]:
     return parents
 
 
-__all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "required_values", "rule_holds"]
+__all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "required_values", "rule_holds",
+           "tile_extents"]

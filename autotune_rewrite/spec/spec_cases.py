@@ -24,6 +24,7 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.outcomes import Assumption
 
 MAX_SWEEP = 8  # specs one sweep may make of one launch's spec
+TOO_MANY = f"over more than {MAX_SWEEP} combinations"  # a stated set too large to sweep (``stated``)
 
 
 def branches(ctx: Context, draft: Draft) -> list[Draft]:
@@ -53,7 +54,7 @@ def stated(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]] | N
         plain = _copy(plain, draft.name)
         for n, text in draft.stated_exprs.items():
             plain.lacking.append(n)
-            plain.why[n] = (f"`{text}` at {draft.stated_where}, over more than {MAX_SWEEP} combinations of "
+            plain.why[n] = (f"`{text}` at {draft.stated_where}, {TOO_MANY} of "
                             + ", ".join(f"{k} in {_set(draft.stated[k][0])}" for k in keys))
         return [plain]
     out = []
@@ -100,11 +101,12 @@ def _copy(draft: Draft, name: str) -> Draft:
 
 
 def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
-          fill: set[str] | None = None) -> list[Draft]:
+          fill: set[str] | None = None, table: str | None = None) -> list[Draft]:
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
     value (and ``fill``: these names whatever they hold), by parameter name, or through the launch
     expression they come from (``BK = 128 if K == 96 else K`` with ``K`` assumed). A list of values
-    gives one spec per combination (at most ``MAX_SWEEP``)."""
+    gives one spec per combination (at most ``MAX_SWEEP``). ``table`` names where the values come
+    from in the words of a derived parameter (default: the assume table)."""
     if not assume:
         return [draft]
     # The evaluator is LibCST's; importing it lazily keeps a warm rerun from paying for it.
@@ -149,8 +151,9 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
                     new.lacking.append(n)
                 continue
             used = ", ".join(f"{k} = {env[k]!r}" for k in sorted(free_names(text)))
-            table = f"the {origin} assume table" if isinstance(origin, str) else "the assume table"
-            a = Assumption(n, repr(result.value), f"`{text}` at the launch, with {used} from {table}")
+            source = (f"the {table}" if table else f"the {origin} assume table" if isinstance(origin, str)
+                      else "the assume table")
+            a = Assumption(n, repr(result.value), f"`{text}` at the launch, with {used} from {source}")
             if by_param[n].is_constexpr:
                 new.params[n] = ParamSpec("constexpr", result.value, assumption=a, source="assume")
             elif isinstance(result.value, int):

@@ -1,0 +1,195 @@
+"""A tile extent no code gives a value is judged over a stated sweep, not left ``needs_spec``
+(issue 20, item 7; ``spec/shape_sweep.py``).
+
+Fixtures written here, in the shapes seen in attention and LoRA kernels: a head dim the wrapper
+reads off a tensor's shape, a tile computed from it with ``triton.next_power_of_2``, two such
+extents at once, a constexpr that is no tile extent (not swept), ``--exact`` and the ``assume``
+table. The last test compiles for real and checks the rewrite's rule on the swept specs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autotune_rewrite.locate.scan import scan
+from autotune_rewrite.spec import launch_spec
+from autotune_rewrite.spec.param_uses import tile_extents
+from autotune_rewrite.spec.shape_sweep import SHAPE_SWEEP
+from tests.repo_env import pythonpath
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 32}, num_warps=4, num_stages=2),
+                          triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4)], key=["n"])
+@triton.jit
+def rows_kernel(x_ptr, w_ptr, out_ptr, n, HEAD_DIM: tl.constexpr, IGNORE: tl.constexpr, BLOCK_M: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, HEAD_DIM)
+    x = tl.load(x_ptr + rows[:, None] * HEAD_DIM + cols[None, :], mask=rows[:, None] < n, other=0.0)
+    w = tl.load(w_ptr + cols[:, None] * HEAD_DIM + cols[None, :])
+    y = tl.dot(x, w)
+    y += tl.full((BLOCK_M, HEAD_DIM), IGNORE, tl.float32)
+    tl.store(out_ptr + rows[:, None] * HEAD_DIM + cols[None, :], y, mask=rows[:, None] < n)
+'''
+
+
+def _repo(tmp_path: Path, wrapper: str, kernel: str = KERNEL) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "kernels.py").write_text(kernel)
+    (root / "pkg" / "ops.py").write_text(textwrap.dedent(wrapper))
+    return root
+
+
+def _resolve(root: Path, **kw) -> launch_spec.SpecResolution:
+    (site,) = scan(root, jobs=1).sites
+    source = (root / site.kernel_path).read_text()
+    return launch_spec.resolve_specs(site, kernel_source=source, **kw)
+
+
+HEAD_DIM_FROM_SHAPE = '''
+    import torch
+    from .kernels import rows_kernel
+
+    def rows(x, w):
+        n, d = x.shape
+        out = torch.empty_like(x)
+        rows_kernel[(n,)](x, w, out, n, HEAD_DIM=d, IGNORE=-100)
+        return out
+'''
+
+
+def test_a_head_dim_read_off_a_shape_is_swept_one_spec_per_value(tmp_path):
+    res = _resolve(_repo(tmp_path, HEAD_DIM_FROM_SHAPE))
+    assert res.ok, res.missing
+    by_value = {dict(s.constexprs)["HEAD_DIM"]: s for s in res.specs}
+    assert sorted(by_value) == list(SHAPE_SWEEP)
+    for value, spec in by_value.items():
+        (a,) = [a for a in spec.assumptions if a.parameter in ("HEAD_DIM", "d")]
+        assert a.value == repr(value)
+        assert "swept over {64, 128, 256}" in a.source or "default shape sweep" in a.source
+        assert dict(spec.constexprs)["IGNORE"] == -100  # given at the launch: not swept
+
+
+def test_a_tile_computed_from_the_wrappers_name_is_evaluated_on_each_swept_value(tmp_path):
+    wrapper = '''
+        import torch
+        import triton
+        from .kernels import rows_kernel
+
+        def rows(x, w):
+            n, d = x.shape
+            out = torch.empty_like(x)
+            rows_kernel[(n,)](x, w, out, n, HEAD_DIM=triton.next_power_of_2(d), IGNORE=-100)
+            return out
+    '''
+    res = _resolve(_repo(tmp_path, wrapper))
+    assert res.ok, res.missing
+    assert sorted(dict(s.constexprs)["HEAD_DIM"] for s in res.specs) == list(SHAPE_SWEEP)
+    (a,) = [a for a in res.specs[0].assumptions if a.parameter == "HEAD_DIM"]
+    assert "next_power_of_2" in a.source and "default shape sweep" in a.source
+
+
+def test_exact_sweeps_nothing(tmp_path):
+    res = _resolve(_repo(tmp_path, HEAD_DIM_FROM_SHAPE), exact=True)
+    assert not res.ok and "HEAD_DIM" in dict(res.missing)["default"]
+
+
+def test_the_assume_table_narrows_the_sweep_to_the_users_shape(tmp_path):
+    res = _resolve(_repo(tmp_path, HEAD_DIM_FROM_SHAPE), assume={"HEAD_DIM": (128,)})
+    assert res.ok and [dict(s.constexprs)["HEAD_DIM"] for s in res.specs] == [128]
+
+
+def test_a_constexpr_that_is_no_tile_extent_is_not_swept(tmp_path):
+    wrapper = '''
+        import torch
+        from .kernels import rows_kernel
+
+        def rows(x, w, ignore):
+            n, d = x.shape
+            out = torch.empty_like(x)
+            rows_kernel[(n,)](x, w, out, n, HEAD_DIM=64, IGNORE=ignore)
+            return out
+    '''
+    res = _resolve(_repo(tmp_path, wrapper))
+    assert dict(res.missing)["default"] == ("IGNORE",)
+
+
+def test_two_extents_over_the_bound_are_swept_at_their_extremes(tmp_path):
+    kernel = KERNEL.replace("HEAD_DIM: tl.constexpr, IGNORE", "HEAD_DIM: tl.constexpr, RANK: tl.constexpr, IGNORE").replace(
+        "    y = tl.dot(x, w)\n", "    y = tl.dot(x, w)\n    r = tl.zeros((BLOCK_M, RANK), dtype=tl.float32)\n"
+        "    y += tl.sum(r, axis=1)[:, None]\n")
+    wrapper = '''
+        import torch
+        from .kernels import rows_kernel
+
+        def rows(x, w, rank):
+            n, d = x.shape
+            out = torch.empty_like(x)
+            rows_kernel[(n,)](x, w, out, n, HEAD_DIM=d, RANK=rank, IGNORE=-100)
+            return out
+    '''
+    res = _resolve(_repo(tmp_path, wrapper, kernel))
+    assert res.ok, res.missing
+    combos = sorted((dict(s.constexprs)["HEAD_DIM"], dict(s.constexprs)["RANK"]) for s in res.specs)
+    lo, hi = min(SHAPE_SWEEP), max(SHAPE_SWEEP)
+    assert combos == [(lo, lo), (lo, hi), (hi, lo), (hi, hi)]  # 9 combinations > 8: the extremes
+
+
+def test_tile_extents_are_read_from_shapes_not_from_addresses():
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, M, N, S: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr, STEPS: tl.constexpr,
+              OFF: tl.constexpr):
+            half: tl.constexpr = D // 2
+            ptr = tl.make_block_ptr(p, (M, N), (S, 1), (OFF, 0), (BM, BN), (1, 0))
+            acc = tl.zeros((BM, half), dtype=tl.float32)
+            for i in tl.static_range(STEPS):
+                acc += 1.0
+            tl.store(p + OFF + S, acc)
+    ''')
+    assert tile_extents(src, "k", {"S", "BM", "BN", "D", "STEPS", "OFF"}) == {"BM", "BN", "D", "STEPS"}
+
+
+@pytest.mark.slow
+def test_prune_drops_a_config_only_when_it_cannot_launch_at_every_swept_value(tmp_path):
+    root = _repo(tmp_path, HEAD_DIM_FROM_SHAPE)
+    env = dict(os.environ, PYTHONPATH=pythonpath(), NO_COLOR="1")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "x"], cwd=root,
+                   check=True)
+    check = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
+                           env=env, capture_output=True, text=True, timeout=900)
+    assert check.returncode in (0, 1), check.stderr
+    kernels = json.loads(check.stdout)["kernels"]
+    assert sorted(k["spec"] for k in kernels) == sorted(f"default d={v}" for v in SHAPE_SWEEP)
+    launches: dict[str, bool] = {}
+    for k in kernels:
+        assert k["status"] in ("assumed", "no_launchable")
+        for v in k["configs"]:
+            launches[v["label"]] = launches.get(v["label"], False) or v["launchable"]
+    assert set(launches) == {"BLOCK_M=32 w4 s2", "BLOCK_M=256 w8 s4"}
+    diff = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "prune", "."], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert diff.returncode == 0, diff.stderr
+    for config, alive in launches.items():
+        block = config.split()[0].split("=")[1]
+        removed = f'-                          triton.Config({{"BLOCK_M": {block}}}' in diff.stdout or (
+            f'-@triton.autotune(configs=[triton.Config({{"BLOCK_M": {block}}}' in diff.stdout)
+        assert removed == (not alive), (config, diff.stdout)
