@@ -193,3 +193,69 @@ def test_prune_drops_a_config_only_when_it_cannot_launch_at_every_swept_value(tm
         removed = f'-                          triton.Config({{"BLOCK_M": {block}}}' in diff.stdout or (
             f'-@triton.autotune(configs=[triton.Config({{"BLOCK_M": {block}}}' in diff.stdout)
         assert removed == (not alive), (config, diff.stdout)
+
+
+# --------------------------------------------------------------------------- plain Python the evaluator now runs
+def _scan_one(tmp_path: Path, source: str):
+    root = tmp_path / "py"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "k.py").write_text(textwrap.dedent(source))
+    (site,) = scan(root, jobs=1).sites
+    return site
+
+
+def test_a_pre_hook_factory_with_a_nested_def_is_evaluated(tmp_path):
+    site = _scan_one(tmp_path, '''
+        import triton
+        import triton.language as tl
+
+        def zero(*names):
+            def hook(nargs):
+                for n in names:
+                    nargs[n].zero_()
+            return hook
+
+        CONFIGS = [triton.Config({"B": b}, num_warps=4, pre_hook=zero("y")) for b in (64, 128)]
+
+        @triton.autotune(configs=CONFIGS, key=["n"])
+        @triton.jit
+        def k(y, n, B: tl.constexpr):
+            pass
+    ''')
+    assert site.unresolved_reason is None and [c.kwargs["B"] for c in site.configs] == [64, 128]
+
+
+def test_an_optional_import_of_an_installed_package_takes_the_try_body(tmp_path):
+    site = _scan_one(tmp_path, '''
+        import triton
+        import triton.language as tl
+
+        def configs():
+            try:
+                import triton.language.extra
+            except ImportError:
+                return []
+            return [triton.Config({"B": 64}, num_warps=4)]
+
+        @triton.autotune(configs=configs(), key=["n"])
+        @triton.jit
+        def k(x, n, B: tl.constexpr):
+            pass
+    ''')
+    assert site.unresolved_reason is None and [c.kwargs["B"] for c in site.configs] == [64]
+    assert "optional import taken" in site.configs_origin
+
+
+def test_an_environment_membership_through_dunder_import_reads_the_variable_unset(tmp_path):
+    site = _scan_one(tmp_path, '''
+        import triton
+        import triton.language as tl
+
+        C = [triton.Config({"B": 64}, num_warps=4), triton.Config({"B": 128}, num_warps=4)]
+
+        @triton.autotune(configs=C[:1] if "SOME_TEST_FLAG" in __import__("os").environ else C, key=["n"])
+        @triton.jit
+        def k(x, n, B: tl.constexpr):
+            pass
+    ''')
+    assert site.unresolved_reason is None and [c.kwargs["B"] for c in site.configs] == [64, 128]

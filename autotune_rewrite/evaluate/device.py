@@ -98,7 +98,8 @@ def _neutral(name: str):
 NEUTRAL_CALLS = {name: _neutral(name) for name in (
     "torch.cuda.is_available", "torch.cuda.current_device", "torch.cuda.get_device_capability",
     "torch.cuda.get_device_properties", "torch.cuda.get_device_name", DRIVER + "get_current_target",
-    DRIVER + "get_current_device", DRIVER + "utils.get_device_properties", *ENV_CALLS)}
+    DRIVER + "get_current_device", DRIVER + "utils.get_device_properties", *ENV_CALLS,
+    "builtins.__import__")}  # ``__import__("os").environ``: the environment, answered with it
 NEUTRAL_VALUES = ("torch.version.hip", "torch.version.cuda", "os.environ")
 
 
@@ -140,12 +141,26 @@ def _env_get(env: Mapping[str, str]):
     return get
 
 
+def _import_os(environ: Environ):
+    """``__import__("os").environ``, as code that avoids a top-level import spells it: the same
+    ``os.environ`` (the ``env`` table, unset variables at their defaults)."""
+    os_module = DeviceRecord({"environ": environ}, {}, "the os module")
+
+    def handler(args, kwargs, apply):
+        if list(args) != ["os"] or kwargs:
+            raise Unresolved("`__import__` of a module other than os is not evaluated")
+        return os_module
+
+    return handler
+
+
 def answers_for(base, target: Target | None, env: Mapping[str, str]):
     """``base`` (an ``Answers``) answering what ``target`` answers, with ``os.environ`` read
     from ``env`` (an unset variable at its default). ``target`` None: device queries stay
     ``TargetQuery`` (the configs are then resolved per target)."""
     environ = Environ(env)
     calls: dict = {name: _env_get(environ) for name in ENV_CALLS}
+    calls["builtins.__import__"] = _import_os(environ)
     values: dict = {"os.environ": environ}
     if target is not None:
         a = target.arch

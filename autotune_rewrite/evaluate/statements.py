@@ -21,6 +21,33 @@ AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.Multipl
         cst.FloorDivideAssign: cst.FloorDivide}
 
 
+def _imported(block) -> list[str]:
+    """The absolute modules a block's import statements name (``import a.b``, ``from a import b``)."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else []
+    out = []
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Import):
+                out += [dotted(a.name) for a in small.names]
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                out.append(dotted(small.module))
+    return list(dict.fromkeys(out))
+
+
+def installed(module: str) -> bool:
+    """Whether ``module``'s top-level package is installed where the tool runs (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def dotted(node) -> str:
+    return node.value if isinstance(node, cst.Name) else f"{dotted(node.value)}.{node.attr.value}"
+
+
 def _imports(block) -> bool:
     body = block.body if isinstance(block, cst.IndentedBlock) else []
     return any(isinstance(small, (cst.Import, cst.ImportFrom))
@@ -146,8 +173,12 @@ class HelperCalls:
             finally:
                 self.loop_depth -= 1
         elif isinstance(stmt, cst.Try):
-            if _imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``: the machine decides
-                raise Unresolved("`try` around an import: whether the import succeeds is only known at run time")
+            if _imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``: where it is installed
+                missing = [m for m in _imported(stmt.body) if not installed(m)]
+                if missing:
+                    raise Unresolved(f"`try` around an import of {', '.join(missing)}, which is not installed here: "
+                                     "the fallback is what runs, and it is not evaluated")
+                self.note("optional import taken: " + ", ".join(_imported(stmt.body)) + " installed where the tool runs")
             self._block(pm, stmt.body, env)
             if stmt.orelse is not None:
                 self._block(pm, stmt.orelse.body, env)
@@ -159,6 +190,10 @@ class HelperCalls:
                 if item.asname is not None:
                     self.assign(pm, item.asname.name, value, env)
             self._block(pm, stmt.body, env)
+        elif isinstance(stmt, cst.FunctionDef) and not stmt.decorators:
+            # A nested def (a pre_hook factory's ``def init_func(nargs)``): a function value, its
+            # closure the helper's locals as they stand when it is called.
+            env[stmt.name.value] = Function(pm, stmt, env)
         elif isinstance(stmt, cst.If):
             if self.test(pm, stmt.test, env):
                 self._block(pm, stmt.body, env)
