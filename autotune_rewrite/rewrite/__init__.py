@@ -4,5 +4,5 @@ It takes check's reports and gives, per kernel and variant, a ``Decision`` (``va
 from the compiled verdicts and any saved bench timings, ``bench_results``/``recommend``/
 ``measured``) and the file edits that carry it out where the configs are written (``transform``
 over ``configs``, ``inplace``, ``device_guard``, ``bucket``, ``config_text``), re-checked by
-compiling the rewritten kernel (``diff``: a ``RewriteRun``). Facts and failures are typed data
+compiling the rewritten kernel (``diff``, ``recheck``: a ``RewriteRun``, ``rewrite_run``). Facts and failures are typed data
 (``facts``); the words for them are output's."""
