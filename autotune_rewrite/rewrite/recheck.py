@@ -21,7 +21,7 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.facts import RecheckRefused
 from autotune_rewrite.rewrite.rewrite_run import KernelRewrite
-from autotune_rewrite.rewrite.variants import config_key
+from autotune_rewrite.rewrite.decision import config_key
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".autotune-rewrite-cache")
 

@@ -19,7 +19,7 @@ from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.facts import Failed, NoSecondWarpCount, Note
 from autotune_rewrite.rewrite.transform import FileChange
-from autotune_rewrite.rewrite.variants import Decision
+from autotune_rewrite.rewrite.decision import Decision
 
 
 @dataclass(frozen=True)
