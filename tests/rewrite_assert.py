@@ -13,7 +13,7 @@ from sitebuilder import build_site
 
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.rewrite.transform import rewrite
-from autotune_rewrite.rewrite.variants import Decision, PlannedConfig
+from autotune_rewrite.rewrite.decision import Decision, PlannedConfig
 
 
 def plan(site, spec) -> list[PlannedConfig]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autotune_rewrite.check import check as check_stage
+from autotune_rewrite.check.check_result import CheckResult
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.outcomes import Reason, Status
@@ -65,8 +66,8 @@ def test_one_report_per_spec_and_the_gate(repo, cache, site):
     assert reports[0].smem_model.text == "SMEM = 4*BLOCK_M*BLOCK_N"
     assert reports[1].smem_model.text == "SMEM = 2*BLOCK_M*BLOCK_N"
     assert not reports[0].all_launchable and reports[1].all_launchable
-    result = check_stage.CheckResult(root=str(repo), targets=check_stage.resolve_targets(["sm_120"]),
-                                     reports=(reports[1],), errors=(), triton_version="x", ptxas_versions=())
+    result = CheckResult(root=str(repo), targets=check_stage.resolve_targets(["sm_120"]),
+                         reports=(reports[1],), errors=(), triton_version="x", ptxas_versions=())
     assert result.exit_code is ExitCode.OK
     assert replace(result, reports=tuple(reports)).exit_code is ExitCode.FOUND
 

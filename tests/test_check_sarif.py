@@ -21,7 +21,7 @@ import pytest
 from repo_env import pythonpath
 from sarif_schema import schema_errors
 
-from autotune_rewrite.check.check import CheckResult
+from autotune_rewrite.check.check_result import CheckResult
 from autotune_rewrite.evidence import CompileJob, CompileOutcome, KernelBundle, KernelReport, LaunchSpec
 from autotune_rewrite.findings import Spills
 from autotune_rewrite.check.plans import verdict

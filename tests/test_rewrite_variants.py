@@ -25,7 +25,9 @@ from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite.facts import CANNOT_LAUNCH, SINGLE_CONFIG, NoSecondWarpCount, Refused, WarpsSpill
-from autotune_rewrite.rewrite.variants import MAX_WARPS, config_key, decide
+from autotune_rewrite.rewrite.choice import MAX_WARPS
+from autotune_rewrite.rewrite.decision import config_key
+from autotune_rewrite.rewrite.variants import decide
 from test_rewrite_transforms import KERNEL
 
 SPEC = LaunchSpec(name="BLOCK_H=16", types=(), constexprs=(("BLOCK_H", 16),))

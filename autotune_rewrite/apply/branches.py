@@ -27,7 +27,8 @@ from autotune_rewrite.disk_cache import write_atomic
 from autotune_rewrite.gitrepo import Git, GitCommandError
 from autotune_rewrite.output import templating
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.rewrite.diff import KernelRewrite, RewriteRun, run_rewrites
+from autotune_rewrite.rewrite.diff import run_rewrites
+from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
 from autotune_rewrite.rewrite.applied import ApplyResult, Branch
 from autotune_rewrite.rewrite.variants import VARIANTS
 

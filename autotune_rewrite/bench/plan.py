@@ -14,7 +14,8 @@ from typing import Sequence
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.rewrite.facts import VariantRefused
-from autotune_rewrite.rewrite.variants import VARIANTS, config_key
+from autotune_rewrite.rewrite.decision import config_key
+from autotune_rewrite.rewrite.variants import VARIANTS
 
 
 @dataclass(frozen=True)

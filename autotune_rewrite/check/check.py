@@ -12,96 +12,52 @@ kernel by kernel (``compile_stream``), while it is still cutting out and resolvi
 kernels, and hands each report to ``on_report`` as soon as it is final, so a repository of 200
 kernels shows its first verdicts (``needs_spec`` ones before any compile) within seconds of the
 scan rather than after the last compile. The result keeps the scan's order.
+
+The parts it runs are their own modules: ``site_reports`` streams sites into reports,
+``check_result`` holds what a run gives, ``assume`` the ``--assume`` table.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from autotune_rewrite import cache_admin, stopwatch
-from autotune_rewrite.spec import dtype_retry, launch_spec
+from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.isolate.bundle_cache import KernelLoadError
-from autotune_rewrite.compile.compile_farm import FarmEvent
 from autotune_rewrite.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
-from autotune_rewrite.findings import EveryConfigRejected
+from autotune_rewrite.check.assume import assume_table, unused_assume_names
+from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
     CompileRun,
-    Plan,
     RunBundles,
     build_jobs,
     internal_report,
     kernel_bundle,
     make_plan,
-    early_report,
-    likely_probe_jobs,
-    probes_of,
-    report_of,
     resolve_targets,
     verdict,
     verdicts_of,
 )
+from autotune_rewrite.check.site_reports import check_sites, per_target_views
 from autotune_rewrite.changed import Selection
 from autotune_rewrite.resources import ptxas_version, triton_version
 from autotune_rewrite.disk_cache import default_cache_dir
-from autotune_rewrite.errors import ExitCode, UserError
+from autotune_rewrite.errors import UserError
 from autotune_rewrite.files import scope_of
 from autotune_rewrite.locate.kernel_names import select_sites
 from autotune_rewrite.locate.scan_cache import cached_scan
-from autotune_rewrite.model import AutotuneSite, ConfigValue, FileError
-from autotune_rewrite.outcomes import Reason, Report
+from autotune_rewrite.model import AutotuneSite, ConfigValue
+from autotune_rewrite.outcomes import Reason
 from autotune_rewrite.settings import Settings, load_settings
 from autotune_rewrite.targets import DEFAULT_TARGET, Target
 from autotune_rewrite.triton_names import HEURISTICS
 
 Progress = Callable[[int, int], None]
 OnReport = Callable[[KernelReport, "RunInfo"], None]
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What every report of a run is printed with; known before the first compile, so reports
-    can be printed as they come (``check``'s ``on_report``)."""
-
-    root: str
-    targets: tuple[Target, ...]
-    triton_version: str
-    ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """Everything ``check`` found; the output package renders it, ``exit_code`` gates CI."""
-
-    root: str
-    targets: tuple[Target, ...]
-    reports: tuple[KernelReport, ...]
-    errors: tuple[FileError, ...]  # files the scan could not read
-    triton_version: str
-    ptxas_versions: tuple[tuple[str, str | None], ...]  # arch -> ptxas version
-    warnings: tuple[str, ...] = ()  # e.g. an ``assume`` name that no kernel has
-    farm_events: tuple[FarmEvent, ...] = ()  # what the compile farm did (worded by output/farm.py)
-    compiled: int = 0  # compiles run now
-    cached: int = 0  # outcomes read from the cache
-    seconds: float = 0.0
-    changed: Selection | None = None  # ``--changed-since``: which sites were judged, and why
-    sites: tuple[AutotuneSite, ...] = ()  # every site the scan found (not only the judged ones)
-
-    def report(self, strict: bool = False) -> Report:
-        """The outcomes; ``found`` when some judged config cannot launch on some target (a
-        crashed compile proves nothing, so it is not "cannot launch"; nor is any config of a kernel
-        whose spec is probably wrong: its numbers are the spec's)."""
-        found = any(not v.launchable and not v.crashed for r in self.reports if not r.suspicions for v in r.verdicts)
-        return Report(tuple(r.outcome for r in self.reports), found=found, gate=True, strict=strict)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """1 when some compiled config cannot launch on some target (the CI gate), 2 on an
-        internal error, else 0. Kernels not judged are listed, not failed (``--strict`` fails them)."""
-        return self.report().exit_code
 
 
 def evaluate_configs(
@@ -135,147 +91,7 @@ def check_site(
 ) -> list[KernelReport]:
     """One report per spec for the site's own configs (an error report when it is skipped)."""
     run = CompileRun(workers, cache_dir, use_cache, None)
-    return list(_check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
-
-
-def per_target_views(sites: Sequence[AutotuneSite], targets: tuple[Target, ...]):
-    """(site, targets) pairs: a site whose configs ask the device once per group of targets that
-    see the same configs (``AutotuneSite.on_targets``), with just those targets; any other once."""
-    for site in sites:
-        if not site.configs_by_target:
-            yield site, targets
-            continue
-        for entry in site.configs_by_target:
-            mine = tuple(t for t in targets if t.name in entry.targets)
-            if mine:
-                yield site.on_targets(entry), mine
-
-
-def _check_sites(root: Path, work, targets, run: CompileRun, model: bool = True,
-                 bundles: dict[int, KernelBundle] | None = None,
-                 on_report: Callable[[KernelReport], None] | None = None,
-                 counts: dict[int, int] | None = None) -> list[KernelReport]:
-    """``work``: (site, specs) pairs, possibly a generator that plans the next site only when
-    asked (its compiles start while it does); sites without configs or bundle come back as
-    skips. ``bundles``: already built, by ``id(site)``. Every site ends as reports, in ``work``'s
-    order, never an exception; ``on_report`` gets each one as soon as it is final (a kernel that
-    cannot be judged before any compile, a compiled one when its last compile is in).
-    ``counts``: filled with the compile outcomes each report was built from, by its index."""
-    slots: list[KernelReport | None] = []
-    bundle_of = RunBundles(root, run.derived_cache)
-
-    def settle(i: int, report: KernelReport) -> None:
-        slots[i] = report
-        if on_report is not None:
-            on_report(report)
-
-    with run.stream() as stream:
-        for site, specs, *mine in work:  # ``mine``: the targets of a per-target view (else all)
-            for item in _site_items(root, site, specs, mine[0] if mine else targets, run, bundles, bundle_of):
-                slots.append(None)
-                if isinstance(item, KernelReport):
-                    settle(len(slots) - 1, item)
-                else:
-                    _submit(stream, len(slots) - 1, item, run, model, settle, counts=counts)
-            stream.pump()  # take in what has finished meanwhile: its reports go out now
-        stream.drain()
-    return slots  # type: ignore[return-value]
-
-
-def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun, bundles, bundle_of):
-    """A site's reports decided without compiling, and a plan per complete spec."""
-    if site.configs is None or site.partly_unknown:  # a config with a runtime field is never judged
-        yield skipped_report(site, Reason.CONFIGS_UNRESOLVED, detail=site.unresolved_reason or site.partly_unknown)
-        return
-    if not site.configs:
-        yield skipped_report(site, Reason.CONFIGS_EMPTY)
-        return
-    try:
-        with stopwatch.stage("bundles"):
-            bundle = (bundles or {}).get(id(site)) or bundle_of(site)
-    except KernelLoadError as exc:
-        yield skipped_report(site, Reason.KERNEL_NOT_ISOLATED, detail=str(exc))
-        return
-    except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-        yield internal_report(site, None, exc, "isolating the kernel", run)
-        return
-    if bundle.absent_modules:  # no spec helps: this Triton cannot compile the kernel
-        yield skipped_report(site, Reason.TRITON_MODULE_ABSENT, detail=triton_version(),
-                             missing=tuple(m for m, _, _ in bundle.absent_modules),
-                             places=tuple(f"{p}:{line}" if line else p for _, p, line in bundle.absent_modules))
-        return
-    if not specs:
-        yield skipped_report(site, Reason.NO_SPEC)
-        return
-    for spec in specs:
-        if isinstance(spec, KernelReport):  # decided before (needs_spec, internal error)
-            yield spec
-            continue
-        try:
-            with stopwatch.stage("plans"):
-                plan = make_plan(site, spec, bundle, site.configs, targets, stop_early=run.stop_early)
-        except Exception as exc:  # noqa: BLE001
-            yield internal_report(site, spec, exc, "building the compile jobs", run)
-            continue
-        yield plan
-
-
-def _submit(stream, i: int, plan: Plan, run: CompileRun, model: bool, settle, retry: bool = True,
-            counts: dict[int, int] | None = None) -> None:
-    """Compile a plan's configs, then its SMEM probes, then settle its report (slot ``i``,
-    which is also its priority: earlier kernels finish first). The probes that every config
-    compiling would ask for are queued with the configs (``likely_probe_jobs``). A spec whose
-    assumed dtype every config's compile contradicts is compiled once more with the dtype the
-    compiler named (``dtype_retry``)."""
-    answered = []
-
-    def count(outcomes) -> None:
-        if counts is not None:
-            counts[i] = counts.get(i, 0) + len(outcomes)
-
-    def configs_done(outcomes) -> None:
-        answered.append(True)
-        count(outcomes)
-        with stopwatch.stage("reports"):
-            verdicts = verdicts_of(plan, run.tally(outcomes))
-            early = early_report(plan, verdicts, run)
-            again = _retyped_plan(plan, early, run) if early is not None and retry else None
-            if again is not None:
-                _submit(stream, i, again, run, model, settle, retry=False, counts=counts)
-                return
-            if early is not None:
-                settle(i, early)
-                return
-            try:
-                wanted = probes_of(plan, verdicts) if model else []
-            except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-                settle(i, internal_report(plan.site, plan.spec, exc, "the SMEM probes", run))
-                return
-        stream.add([p.job for _, _, p in wanted], lambda probed: probes_done(verdicts, wanted, probed), priority=i)
-
-    def probes_done(verdicts, wanted, probed) -> None:
-        count(probed)
-        with stopwatch.stage("reports"):
-            try:
-                report = report_of(plan, verdicts, wanted, run.tally(probed), 0, run, model)
-            except Exception as exc:  # noqa: BLE001
-                report = internal_report(plan.site, plan.spec, exc, "the report", run)
-        settle(i, report)
-
-    stream.add(plan.jobs, configs_done, priority=i)
-    if model and not answered:  # not all cached: start the likely probes now, not after the slowest config
-        try:
-            likely = likely_probe_jobs(plan)
-        except Exception:  # noqa: BLE001 - only a head start: configs_done asks again and reports a bug
-            likely = []
-        stream.add(likely, lambda _: None, priority=i)
-
-
-def _retyped_plan(plan: Plan, early: KernelReport, run: CompileRun) -> Plan | None:
-    rejected = [f for f in early.suspicions if isinstance(f, EveryConfigRejected)]
-    spec = dtype_retry.retyped(plan.spec, rejected[0].error) if rejected else None
-    return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets,
-                     stop_early=run.stop_early) if spec is not None else None
+    return list(check_sites(Path(root), [(site, tuple(specs))], resolve_targets(archs), run))
 
 
 # --------------------------------------------------------------------------- the command
@@ -361,7 +177,7 @@ def check(
     heuristic_modules: dict = {}  # (path, bytes) -> parsed module, for @triton.heuristics
 
     def work():
-        # A generator: _check_sites plans site k+1 only after site k's compiles are queued, so
+        # A generator: check_sites plans site k+1 only after site k's compiles are queued, so
         # the pool is busy while the rest of the repository is still being cut and resolved.
         for site, mine in per_target_views(sites, targets):
             key = None
@@ -381,19 +197,19 @@ def check(
     def site_work(site):
         # One site as some targets see it: its bundle, then its specs (per view: they read its configs).
         if site.configs is None or not site.configs:
-            yield site, ()  # reported by _check_sites as skipped
+            yield site, ()  # reported by check_sites as skipped
             return
         try:
             with stopwatch.stage("bundles"):
                 bundles[id(site)] = bundles.get(id(site)) or bundle_of(site)
         except KernelLoadError:
-            yield site, ()  # reported by _check_sites with the loader's message
+            yield site, ()  # reported by check_sites with the loader's message
             return
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
             yield site, (internal_report(site, None, exc, "isolating the kernel", run),)
             return
         if bundles[id(site)].absent_modules:
-            yield site, ()  # reported by _check_sites: no spec is asked for
+            yield site, ()  # reported by check_sites: no spec is asked for
             return
         try:
             with stopwatch.stage("specs"):
@@ -413,8 +229,8 @@ def check(
 
     emit = (lambda report: on_report(report, info)) if on_report is not None else None
     counts: dict[int, int] = {}
-    reports = _check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit,
-                           counts=counts)
+    reports = check_sites(base, work(), targets, run, model=fit_model, bundles=bundles, on_report=emit,
+                          counts=counts)
     if reuse is not None:
         with stopwatch.stage("report cache"):
             _store_reports(reuse, reports, fresh, site_warnings, counts)
@@ -502,17 +318,6 @@ def _store_reports(reuse, reports: Sequence[KernelReport], fresh: dict, site_war
                                  sum(counts.get(i, 0) for i in slots)))
 
 
-def assume_table(settings: Settings, given: Sequence[tuple[str, Any]]) -> tuple[dict[str, tuple], str]:
-    """The ``assume`` values by parameter name: ``--assume`` over the settings' table. Each value
-    is a tuple of cases (a list in the settings is a sweep)."""
-    table = {name: value if isinstance(value, tuple) else (value,) for name, value in settings.assume}
-    for name, value in given:
-        table[name] = value if isinstance(value, tuple) else (value,)
-    origin = settings.where().file if settings.assume else "--assume"
-    if settings.assume and given:
-        origin = f"{origin} / --assume"
-    return table, origin or "--assume"
-
 
 def _heuristics(base: Path, site: AutotuneSite, parsed: dict | None = None) -> tuple:
     """The kernel's ``@triton.heuristics``; the module (and LibCST with it) is imported only for a
@@ -524,25 +329,6 @@ def _heuristics(base: Path, site: AutotuneSite, parsed: dict | None = None) -> t
 
     return heuristics_of(base, site, parsed)
 
-
-def unused_assume_names(table: dict[str, tuple], sites: Sequence[AutotuneSite]) -> tuple[str, ...]:
-    """A warning per ``assume`` name that no checked kernel has (a typo, or a renamed parameter)."""
-    if not table:
-        return ()
-    from difflib import get_close_matches
-
-    from autotune_rewrite.evaluate import free_names
-
-    # A kernel parameter, or a name of the code that launches one (``K`` in ``BK = min(K, 64)``).
-    have = sorted({p.name for s in sites for p in s.params}
-                  | {n for s in sites for launch in s.launches for f in launch.arguments for n in free_names(f.expr)})
-    out = []
-    for name in table:
-        if name not in have:
-            close = get_close_matches(name, have, n=1)
-            out.append(f"assume {name}: no checked kernel has a parameter of that name, nor uses it at a launch"
-                       + (f"; did you mean {close[0]!r}?" if close else ""))
-    return tuple(out)
 
 
 def _specs_or_needs(resolution: launch_spec.SpecResolution, destination: str) -> tuple[LaunchSpec | KernelReport, ...]:

@@ -41,7 +41,7 @@ from rich.table import Table
 
 from autotune_rewrite import output
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
-from autotune_rewrite.check.check import CheckResult, RunInfo
+from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain

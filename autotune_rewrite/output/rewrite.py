@@ -15,7 +15,7 @@ from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.rewrite.applied import ApplyResult
 from autotune_rewrite.rewrite import fleet
-from autotune_rewrite.rewrite.diff import RewriteRun
+from autotune_rewrite.rewrite.rewrite_run import RewriteRun
 
 
 def print_diff(run: RewriteRun) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from autotune_rewrite import output
 from autotune_rewrite import findings as cf
-from autotune_rewrite.check.check import CheckResult
+from autotune_rewrite.check.check_result import CheckResult
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, Span
 from autotune_rewrite.outcomes import Status

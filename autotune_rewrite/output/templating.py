@@ -17,7 +17,7 @@ import jinja2
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.output import explain
 from autotune_rewrite.rewrite import fleet
-from autotune_rewrite.rewrite.variants import Decision, config_key
+from autotune_rewrite.rewrite.decision import Decision, config_key
 
 TOOL = "autotune-rewrite"
 

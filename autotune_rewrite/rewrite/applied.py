@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune_rewrite.outcomes import Report, Status
-from autotune_rewrite.rewrite.diff import RewriteRun
+from autotune_rewrite.rewrite.rewrite_run import RewriteRun
 from autotune_rewrite.rewrite.facts import Failed, NoSecondWarpCount
 
 

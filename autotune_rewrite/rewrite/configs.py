@@ -20,7 +20,7 @@ from autotune_rewrite.rewrite.facts import DataFileNote, InlinedNote, InPlaceRef
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
-from autotune_rewrite.rewrite.variants import Decision, PlannedConfig
+from autotune_rewrite.rewrite.decision import Decision, PlannedConfig
 
 # triton.autotune(configs, key, prune_configs_by=None, reset_to_zero=None, restore_value=None, ...)
 AUTOTUNE_POSITIONAL = ("configs", "key")

@@ -41,7 +41,7 @@ from autotune_rewrite.rewrite.guard_text import guard_comment, guard_reason
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
-from autotune_rewrite.rewrite.variants import Decision, config_key
+from autotune_rewrite.rewrite.decision import Decision, config_key
 from autotune_rewrite.targets import ARCHS
 
 KEY = "early_config_prune"

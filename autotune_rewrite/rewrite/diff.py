@@ -3,84 +3,32 @@
 ``run_rewrites`` is pure with respect to the user's files: it reads them, and writes only into
 a private temporary copy where the rewritten kernels are scanned and compiled again (the
 rewrite must parse, carry exactly the decided configs, and launch with each of them). The
-``apply`` command (``branches``) runs the same pipeline inside a temporary worktree.
+``apply`` command (``branches``) runs the same pipeline inside a temporary worktree. The
+re-check is its own module (``recheck``), and so are the types the pipeline gives
+(``rewrite_run``: ``RewriteRun``, ``KernelRewrite``).
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from typing import Sequence
 
-from autotune_rewrite.changed import Selection
 from autotune_rewrite.check import check as check_stage
-from autotune_rewrite.rewrite.unified_diff import combined_diff
-from autotune_rewrite.errors import ExitCode, UserError
+from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import KernelReport
-from autotune_rewrite.isolate.kernel_loader import KernelLoadError
 from autotune_rewrite.internal_errors import internal_error
-from autotune_rewrite.locate.kernel_names import after_edit
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.outcomes import Report, Status
+from autotune_rewrite.outcomes import Status
 from autotune_rewrite.rewrite import bucket, measured
-from autotune_rewrite.rewrite.facts import (
-    Failed, InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, Note, RecheckRefused, VariantRefused,
-)
-from autotune_rewrite.rewrite.transform import FileChange, rewrite, rewrite_all
-from autotune_rewrite.rewrite.variants import VARIANTS, Decision, config_key, decide
+from autotune_rewrite.rewrite.facts import Failed, InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, VariantRefused
+from autotune_rewrite.rewrite.recheck import recheck_kernels
+from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
+from autotune_rewrite.rewrite.transform import rewrite, rewrite_all
+from autotune_rewrite.rewrite.variants import VARIANTS, decide
 
 MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
-
-
-@dataclass(frozen=True)
-class KernelRewrite:
-    """One kernel under one variant: the decision, its evidence and its edits."""
-
-    site: AutotuneSite
-    decision: Decision
-    reports: tuple[KernelReport, ...]  # the source's configs, one report per launch spec
-    candidates: tuple[KernelReport, ...]  # configs compiled for the decision (not in the source)
-    changes: tuple[FileChange, ...]  # this kernel alone (paths relative to the scan root)
-    notes: tuple[Note, ...] = ()
-    recheck: tuple[KernelReport, ...] = ()  # the rewritten kernel compiled with its new configs
-    others: tuple = ()  # a branch's kernel: the site's other TargetConfigs, to prove them unchanged
-
-
-@dataclass(frozen=True)
-class RewriteRun:
-    root: str  # the scanned folder
-    prefix: str  # root relative to the git top level ("" outside git): diff paths start with it
-    variant: str
-    targets: tuple[str, ...]
-    kernels: tuple[KernelRewrite, ...]
-    skipped: tuple[tuple[str, NoSecondWarpCount], ...]  # (kernel ident, why the variant does not apply)
-    changes: tuple[FileChange, ...]  # every kernel together, paths relative to ``root``
-    notes: tuple[Note, ...]
-    triton_version: str
-    command: str  # how to reproduce
-    buckets: tuple[int, ...] = bucket.DEFAULT_BUCKETS  # v3's bucket edges, as used
-    # Every kernel x launch spec's outcome (check's reports; a site whose diff stage hit a bug
-    # of ours is replaced by its internal-error report).
-    reports: tuple[KernelReport, ...] = ()
-    failed: tuple[tuple[str, Failed], ...] = ()  # (kernel ident, why): a change was needed but cannot be made
-    changed: Selection | None = None  # ``--changed-since``: the sites judged and rewritten, and why
-
-    def report(self, gate: bool = True, strict: bool = False) -> Report:
-        """``found``: a change, a kernel that needs one but cannot get it, or no launchable config."""
-        found = bool(self.changes or self.failed) or any(r.status is Status.NO_LAUNCHABLE for r in self.reports)
-        return Report(tuple(r.outcome for r in self.reports), found=found, gate=gate, strict=strict)
-
-    @property
-    def diff(self) -> str:
-        return combined_diff(replace(c, path=self.prefix + c.path) for c in self.changes)
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """``diff --check``: 1 when the variant would change something (see ``report``)."""
-        return self.report().exit_code
 
 
 def git_prefix(root: Path) -> str:
@@ -231,7 +179,7 @@ def run_rewrites(
 
     changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
     if recheck and changes:
-        kernels, lost = _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
+        kernels, lost = recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
             if bug is not None:
                 bugs[ident] = KernelReport(sites[ident], None, problem=internal_error(ident, bug, "re-checking the rewrite", cache_dir))
@@ -301,104 +249,6 @@ def _python_texts(root: Path):
         return cache
 
     return texts
-
-
-# --------------------------------------------------------------------------- re-check
-_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".venv", "venv", "node_modules", ".autotune-rewrite-cache")
-
-
-def _recheck(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings):
-    """Write the rewritten files into a private copy of ``root``, scan it again and compile
-    every rewritten kernel with its new configs: each must parse, carry exactly the decided
-    configs, and launch. -> (kernels that passed, [(ident, the error, the same error when it is a bug of ours, else None)])."""
-    from autotune_rewrite import tempdirs
-    from autotune_rewrite.locate.scan import scan
-
-    with tempdirs.temp_dir("recheck") as tmp:
-        copy = tmp / "root"
-        shutil.copytree(root, copy, ignore=_IGNORE, symlinks=True)
-        for c in changes:
-            with open(copy / c.path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(c.after)
-        rescanned = scan(copy, jobs=1, settings=settings)  # the copy's settings are the root's
-        out, lost = [], []
-        for kr in kernels:
-            if not kr.changes:
-                out.append(kr)
-                continue
-            try:
-                edited = next((c for c in changes if c.path == kr.site.path), None)
-                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache, edited)
-            except UserError as exc:
-                lost.append((kr.site.ident, exc, None))
-                continue
-            except Exception as exc:  # noqa: BLE001 - a rewrite bug is that kernel's outcome
-                lost.append((kr.site.ident, exc, exc))
-                continue
-            out.append(replace(kr, recheck=again))
-        return out, lost
-
-
-def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache,
-                 edited=None) -> tuple[KernelReport, ...]:
-    d = kr.decision
-    ident = d.site.ident
-    # A twin (``path::name:LINE``) may have moved: ``after_edit`` follows it through the edit.
-    new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
-    branch = d.site.view_targets
-    if new is not None and branch:  # a branch: the others must read what they read before
-        _same_elsewhere(ident, d.site, kr, new, branch)
-        # Each of the branch's targets is checked on its own view (a device guard may split them).
-        targets = [t for t in targets if t.name in branch]
-    if new is None or (new.configs is None and not new.target_dependent):
-        raise RuntimeError(f"{ident}: the rewritten file no longer yields the autotune site (rewrite bug)")
-    specs = []
-    for r in kr.reports:
-        spec = r.spec
-        if d.add_bs_bucket and bucket.PARAM not in dict(spec.types):
-            spec = replace(spec, types=spec.types + ((bucket.PARAM, "i32"),))
-        specs.append(spec)
-    # A config may stay where it cannot launch for one spec when another spec launches it (the
-    # fleet rule): only what the decision expected to launch must launch again.
-    expected = {(config_key(p.config), e.spec, e.verdict.arch): e.verdict.launchable for p in d.configs for e in p.evidence}
-    reports = []
-    for views, mine in _recheck_views(new, targets):
-        # A device guard: each target's autotuner must see the decided configs less those guarded there.
-        want = [config_key(p.config) for p in d.configs_on(mine[0].arch.name)]
-        got = [config_key(c) for c in views.configs or ()]
-        if views.configs is None or got != want:
-            raise RuntimeError(f"{ident}: rewritten configs {got} on {mine[0].name} differ from the decided {want} (rewrite bug)")
-        for spec in specs:
-            try:
-                verdicts = check_stage.evaluate_configs(
-                    copy, views, spec, views.configs, mine, workers=workers, cache_dir=cache_dir, use_cache=use_cache
-                )
-            except KernelLoadError as exc:
-                raise UserError(f"{ident}: the rewritten kernel could not be compiled again: {exc}") from None
-            for v in verdicts:
-                if not v.launchable and expected.get((config_key(v.config), spec.name, v.arch), True):
-                    raise RecheckRefused(ident, v.config, v.arch, v.refusal)
-            reports.append(KernelReport(site=views, spec=spec, verdicts=tuple(verdicts)))
-    return tuple(reports)
-
-
-def _recheck_views(new: AutotuneSite, targets):
-    """(site as some targets see it, those targets): one pair for all targets unless the
-    rewritten configs depend on the target (a device guard), then one per target."""
-    if not new.target_dependent:
-        return [(new, tuple(targets))]
-    return [(new.on_targets(e) if (e := new.entry_for(t.name)) else replace(new, configs=None), (t,)) for t in targets]
-
-
-def _same_elsewhere(ident, view: AutotuneSite, kr: "KernelRewrite", new: AutotuneSite, branch) -> None:
-    """The targets outside ``branch`` see the same configs after the edit as before."""
-    before = {t: [config_key(c) for c in (e.configs or ())] for e in kr.others for t in e.targets}
-    for target, keys in before.items():
-        entry = new.entry_for(target)
-        after = [config_key(c) for c in (entry.configs or ())] if entry is not None else None
-        if after != keys:
-            raise RuntimeError(f"{ident}: editing the list for {', '.join(branch)} changed the configs "
-                               f"{target} sees (rewrite bug)")
 
 
 __all__ = ["KernelRewrite", "RewriteRun", "decide_compiled", "git_prefix", "reproduce_command", "run_rewrites"]

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.rewrite.facts import SpecEffect, TargetEffect
-from autotune_rewrite.rewrite.variants import Decision, config_key
+from autotune_rewrite.rewrite.decision import Decision, config_key
 
 
 def effects(decision: Decision, reports: Sequence[KernelReport]) -> tuple[tuple[TargetEffect, ...], tuple[SpecEffect, ...]]:

@@ -21,7 +21,7 @@ from autotune_rewrite.rewrite.edits import Edit, apply_edits
 from autotune_rewrite.rewrite.facts import Note
 from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile
-from autotune_rewrite.rewrite.variants import Decision
+from autotune_rewrite.rewrite.decision import Decision
 
 
 @dataclass(frozen=True)

@@ -35,15 +35,19 @@ The variants (DOMAIN.md section 1, generalised):
 Every rule compares only numbers the compiler produced, so applying a variant to its own output
 chooses the same configs again (idempotence); the candidate search is bounded by ``MAX_WARPS``
 for that reason too.
+
+This module applies each variant's rule (``decide``); v1's choice, which v2 and v3 build on, is
+``choice``, and what a decision is made of (``Decision``, ``PlannedConfig``, the evidence per
+config, ``config_key``) is ``decision``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Sequence
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import ConfigVerdict, KernelReport
+from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.rewrite.measured import BenchTimes
 from autotune_rewrite.rewrite.facts import (
@@ -61,127 +65,28 @@ from autotune_rewrite.rewrite.facts import (
     Measured,
     NoCommonConfig,
     NoSecondWarpCount,
-    NotForced,
-    Refused,
     SingleConfig,
     StageAdded,
     StageRejected,
     StageNotPipelined,
     StageSpill,
-    VariantRefused,
     WarpsRaised,
-    WarpsRejected,
-    WarpsSpill,
 )
+from autotune_rewrite.rewrite.decision import (
+    ConfigFacts, Decision, Evidence, PlannedConfig, config_key, refused, tile_key,
+)
+from autotune_rewrite.rewrite.choice import choose
 
 VARIANTS = ("prune", "v1", "v2", "v3")
 # Variants that keep every config some target can launch (the fleet rule): a config dead on some
 # targets only stays for the others behind a device-aware guard; one dead for some launch specs
 # only stays. v1 and v3 keep configs that launch everywhere by design, so they drop the rest.
 FLEET_VARIANTS = ("prune", "v2")
-MAX_WARPS = 16  # 512 threads: past this ptxas caps a thread at 128 registers or fewer
-
-
-def config_key(c: ConfigValue) -> tuple:
-    """What makes two configs the same config (where they are written does not)."""
-    return (
-        tuple(sorted((str(k), repr(v)) for k, v in c.kwargs.items())),
-        c.effective_num_warps,
-        c.effective_num_stages,
-        c.effective_num_ctas,
-        c.maxnreg,
-        c.has_pre_hook,
-    )
-
-
-def tile_key(c: ConfigValue) -> tuple:
-    """A config without its warp count: what raising num_warps keeps."""
-    k = config_key(c)
-    return (k[0],) + k[2:]
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """One compiled fact about a config: (launch spec, target) -> verdict."""
-
-    spec: str
-    verdict: ConfigVerdict
-
-
-@dataclass(frozen=True)
-class PlannedConfig:
-    config: ConfigValue
-    kept: int | None  # index in site.configs: the element stays exactly as written
-    template: int | None  # index in site.configs this new config is derived from (same tile)
-    evidence: tuple[Evidence, ...]
-
-    @property
-    def min_occupancy(self) -> float:
-        return min(e.verdict.occupancy.occupancy for e in self.evidence if e.verdict.occupancy)
-
-    @property
-    def max_spills(self) -> int:
-        return max((e.verdict.outcome.spills or 0) for e in self.evidence)
-
-
-@dataclass(frozen=True)
-class Decision:
-    variant: str
-    site: AutotuneSite
-    targets: tuple[str, ...]  # ("sm_120",) or every arch compiled for
-    specs: tuple[str, ...]
-    configs: tuple[PlannedConfig, ...] = ()  # the new list, in order
-    dropped: tuple[Dropped, ...] = ()
-    guarded: tuple[Guarded, ...] = ()  # in ``configs``, but pruned on some targets by a device guard
-    add_bs_bucket: bool = False
-    explanation: tuple[Fact, ...] = ()  # in order; output/explain.py words each
-    needs: tuple[ConfigValue, ...] = ()  # candidates to compile before deciding
-    skipped: NoSecondWarpCount | None = None  # the variant does not apply to this kernel (why)
-
-    def configs_on(self, arch: str) -> tuple[PlannedConfig, ...]:
-        """The configs ``arch``'s autotuner times: ``configs`` less those guarded there."""
-        out = {config_key(g.config) for g in self.guarded if arch in g.archs}
-        return tuple(p for p in self.configs if config_key(p.config) not in out)
-
-    @property
-    def changes_configs(self) -> bool:
-        originals = self.site.configs or ()
-        return [c.kept for c in self.configs] != list(range(len(originals)))
-
-
-class _Facts:
-    """Verdicts grouped by config, over every (spec, target) pair the reports cover."""
-
-    def __init__(self, reports: Sequence[KernelReport], candidates: Sequence[KernelReport]):
-        self.pairs: list[tuple[str, str]] = []
-        self.by_config: dict[tuple, list[Evidence]] = {}
-        for is_source, group in ((True, reports), (False, candidates)):
-            for r in group:
-                spec = r.spec.name if r.spec else "default"
-                for v in r.verdicts:
-                    if is_source and (spec, v.arch) not in self.pairs:
-                        self.pairs.append((spec, v.arch))
-                    self.by_config.setdefault(config_key(v.config), []).append(Evidence(spec, v))
-
-    def evidence(self, c: ConfigValue) -> tuple[Evidence, ...] | None:
-        """One verdict per (spec, target), or None when some pair was not compiled yet."""
-        got = {(e.spec, e.verdict.arch): e for e in self.by_config.get(config_key(c), [])}
-        if not all(p in got for p in self.pairs):
-            return None
-        return tuple(got[p] for p in self.pairs)
-
-    def launchable(self, c: ConfigValue) -> bool:
-        ev = self.evidence(c)
-        return ev is not None and all(e.verdict.launchable for e in ev)
 
 
 def dead_targets(ev: Sequence[Evidence], targets: Sequence[str]) -> tuple[str, ...]:
     """The targets where a config launches for no launch spec (in ``targets``' order)."""
     return tuple(t for t in targets if not any(e.verdict.launchable for e in ev if e.verdict.arch == t))
-
-
-def _refused(ev: tuple[Evidence, ...]) -> tuple[Refused, ...]:
-    return tuple(Refused(e.spec, e.verdict.arch, e.verdict.refusal) for e in ev if not e.verdict.launchable)
 
 
 def _measured(p: PlannedConfig) -> tuple[Measured, ...]:
@@ -191,17 +96,8 @@ def _measured(p: PlannedConfig) -> tuple[Measured, ...]:
                           e.verdict.outcome.shared_bytes) for e in p.evidence)
 
 
-def _raised(c: ConfigValue, warps: int) -> ConfigValue:
-    return replace(c, num_warps=warps, span=None, path=None)
-
-
 def _plus_stage(c: ConfigValue) -> ConfigValue:
     return replace(c, num_stages=c.effective_num_stages + 1, num_warps=c.effective_num_warps, span=None, path=None)
-
-
-def _rank(p: PlannedConfig, tile_order: int) -> tuple:
-    c = p.config
-    return (-p.min_occupancy, p.max_spills, c.effective_num_stages, tile_order, c.effective_num_warps)
 
 
 def decide(
@@ -228,7 +124,7 @@ def decide(
     if not usable:
         why = next((r.status.value for r in reports if r.problem is not None), "no verdicts")
         raise UserError(f"{site.ident}: cannot decide without compiled verdicts ({why})")
-    facts = _Facts(usable, candidates)
+    facts = ConfigFacts(usable, candidates)
     targets = tuple(dict.fromkeys(a for _, a in facts.pairs))
     specs = tuple(dict.fromkeys(s for s, _ in facts.pairs))
     base = dict(variant=variant, site=site, targets=targets, specs=specs)
@@ -249,12 +145,12 @@ def decide(
             continue
         dead = dead_targets(ev, targets)
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:
-            dropped.append(Dropped(c, CANNOT_LAUNCH, _refused(ev)))
+            dropped.append(Dropped(c, CANNOT_LAUNCH, refused(ev)))
             continue
         retained.append(p)
         if dead:
-            guarded.append(Guarded(c, dead, tuple(r for r in _refused(ev) if r.arch in dead)))
-        live = tuple(r for r in _refused(ev) if r.arch not in dead)
+            guarded.append(Guarded(c, dead, tuple(r for r in refused(ev) if r.arch in dead)))
+        live = tuple(r for r in refused(ev) if r.arch not in dead)
         if live:  # cannot launch for some spec on a target where another spec launches it
             partial.append(KeptForSpec(c, live, tuple((e.spec, e.verdict.arch) for e in ev if e.verdict.launchable)))
     if not (kept if variant not in FLEET_VARIANTS else retained):
@@ -270,7 +166,7 @@ def decide(
         archs = tuple(sorted({v.arch for r in usable for v in r.verdicts}))
         raise NoCommonConfig(site.ident, archs, tuple(f for r in usable for f in r.largest_fit))
 
-    choice, needs, notes = _choose(variant, site, kept, facts, targets, bench)
+    choice, needs, notes = choose(variant, site, kept, facts, targets, bench)
     if needs:
         return Decision(**base, needs=tuple(needs))
     lines += notes
@@ -295,7 +191,7 @@ def decide(
         if config_key(plus) in have:
             pass
         elif not all(e.verdict.launchable for e in ev):
-            lines.append(StageRejected(plus, _refused(ev)))
+            lines.append(StageRejected(plus, refused(ev)))
         elif _same_shared(ev, choice.evidence):
             lines.append(StageNotPipelined(plus, ev[0].verdict.outcome.shared_bytes, choice.config.effective_num_stages))
         else:
@@ -319,70 +215,6 @@ def decide(
     return Decision(**base, configs=tuple(pair), dropped=tuple(dropped), add_bs_bucket=True, explanation=tuple(lines))
 
 
-def block_key(c: ConfigValue) -> tuple:
-    """A config's tile as the forcing rule counts it: its block sizes (meta-parameters, CTAs,
-    maxnreg, pre-hook), without warps or stages. Stage counts of one tile are not separate tiles,
-    so v2's own output (a tile at two stage counts) is decided again the same way."""
-    k = config_key(c)
-    return (k[0],) + k[3:]
-
-
-def _tiles(kept: list[PlannedConfig]) -> dict[tuple, list[PlannedConfig]]:
-    tiles: dict[tuple, list[PlannedConfig]] = {}
-    for p in kept:
-        tiles.setdefault(block_key(p.config), []).append(p)
-    return tiles
-
-
-def _choose(variant: str, site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts,
-            targets: tuple[str, ...], bench: BenchTimes | None):
-    """v1's choice (v2 and v3 build on it): (PlannedConfig, candidates still needed, facts).
-    Measured on the target first; else forced (one launchable tile); else refused."""
-    on_target = bench is not None and targets == (bench.capability,)
-    if on_target:
-        choice, needs, notes = _bench_choice(site, facts, bench)
-        if needs or choice is not None:
-            return choice, needs, notes
-    tiles = _tiles(kept)
-    if len(tiles) == 1:
-        return _best_raised(site, kept, facts)
-    lowest = tuple(min(m, key=lambda p: (p.config.effective_num_warps, p.config.effective_num_stages)).config
-                   for m in tiles.values())
-    raise VariantRefused(NotForced(variant, site.ident, targets, lowest,
-                                   bench_capability=bench.capability if bench is not None and not on_target else None,
-                                   bench_incomplete=on_target))
-
-
-def _bench_choice(site: AutotuneSite, facts: _Facts, bench: BenchTimes):
-    """The launchable config whose measured time is closest to the fastest launchable one at its
-    worst batch (ties: source order). (None, [], []) when no launchable config was timed at
-    every batch; configs the bench timed that were never compiled for the targets are asked for."""
-    originals = {c.label(): c for c in site.configs or ()}
-    timed: list[tuple[ConfigValue, dict[int, float]]] = []
-    for label, per in bench.complete():
-        c = originals.get(label)
-        if c is None:
-            try:
-                c = ConfigValue.from_label(label)
-            except ValueError:
-                continue  # a label this reader cannot rebuild is no candidate
-        timed.append((c, per))
-    needs = [c for c, _ in timed if facts.evidence(c) is None]
-    if needs:
-        return None, needs, []
-    ok = [(c, per) for c, per in timed if facts.launchable(c)]
-    if not ok:
-        return None, [], []
-    fastest = {b: min(per[b] for _, per in ok) for b in bench.batches}
-    order = {config_key(c): i for i, c in enumerate(site.configs or ())}
-    gap, _, c = min((max(per[b] / fastest[b] - 1.0 for b in bench.batches), order.get(config_key(c), len(order)), c)
-                    for c, per in ok)
-    kept_at = order.get(config_key(c))
-    same_kwargs = next((i for i, o in enumerate(site.configs or ()) if config_key(o)[0] == config_key(c)[0]), None)
-    p = PlannedConfig(c, kept_at, None if kept_at is not None else same_kwargs, facts.evidence(c))
-    return p, [], [BenchChosen(c, bench.capability, bench.metric, bench.batches, gap, bench.path)]
-
-
 def _same_shared(ev: tuple[Evidence, ...], base: tuple[Evidence, ...]) -> bool:
     """One more stage compiled to the same shared memory on every (spec, target): nothing in the
     kernel is software-pipelined (no loop, or none whose loads the pipeliner stages)."""
@@ -390,37 +222,4 @@ def _same_shared(ev: tuple[Evidence, ...], base: tuple[Evidence, ...]) -> bool:
     b = [e.verdict.outcome.shared_bytes for e in base]
     return None not in a and a == b
 
-
-def _best_raised(site: AutotuneSite, kept: list[PlannedConfig], facts: _Facts):
-    """v1's choice: (PlannedConfig, candidates still needed, the candidates it passed over)."""
-    tiles: dict[tuple, list[PlannedConfig]] = {}
-    for p in kept:
-        tiles.setdefault(tile_key(p.config), []).append(p)
-    originals = {config_key(c): i for i, c in enumerate(site.configs or ())}
-    needs: list[ConfigValue] = []
-    options: list[tuple[tuple, PlannedConfig]] = []
-    notes: list[Fact] = []
-    for order, (tile, members) in enumerate(tiles.items()):
-        low = min(members, key=lambda p: p.config.effective_num_warps)
-        options.append((_rank(low, order), low))
-        w = low.config.effective_num_warps * 2
-        while w <= MAX_WARPS:
-            cand = _raised(low.config, w)
-            ev = facts.evidence(cand)
-            if ev is None:
-                needs.append(cand)
-            elif all(e.verdict.launchable for e in ev):
-                kept_at = originals.get(config_key(cand))
-                p = PlannedConfig(cand, kept_at, None if kept_at is not None else low.kept, ev)
-                if p.max_spills > low.max_spills:
-                    notes.append(WarpsSpill(cand, p.max_spills, low.max_spills, low.config.effective_num_warps))
-                else:
-                    options.append((_rank(p, order), p))
-            else:
-                notes.append(WarpsRejected(cand, _refused(ev)))
-            w *= 2
-    if needs:
-        return None, needs, []
-    best = min(options, key=lambda o: o[0])[1]
-    return best, [], notes
 
