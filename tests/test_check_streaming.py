@@ -15,7 +15,8 @@ from repo_env import pythonpath
 
 from autotune_rewrite.check import check as check_stage
 from autotune_rewrite.compile import compile_pool
-from autotune_rewrite.isolate.kernel_loader import ParsedModules, load_bundle
+from autotune_rewrite.isolate.kernel_loader import load_bundle
+from autotune_rewrite.isolate.parsed_modules import ParsedModules
 from autotune_rewrite.outcomes import Status
 
 KERNELS = '''\

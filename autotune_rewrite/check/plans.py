@@ -67,7 +67,7 @@ def twin_line(site: AutotuneSite) -> int | None:
 
 class RunBundles:
     """``kernel_bundle`` for the many sites of one run: the modules they are cut from are parsed
-    once per run (``kernel_loader.ParsedModules``), not once per kernel."""
+    once per run (``parsed_modules.ParsedModules``), not once per kernel."""
 
     def __init__(self, root: Path, cache_dir: Path | None):
         self.root, self.cache_dir = root, cache_dir
@@ -79,7 +79,8 @@ class RunBundles:
         hit = lookup(self.root, path, site.kernel, self.cache_dir, line) if self.cache_dir is not None else None
         if hit is not None:
             return hit
-        from autotune_rewrite.isolate.kernel_loader import ParsedModules, load_bundle
+        from autotune_rewrite.isolate.kernel_loader import load_bundle
+        from autotune_rewrite.isolate.parsed_modules import ParsedModules
 
         if self._parsed is None:
             self._parsed = ParsedModules(self.root)

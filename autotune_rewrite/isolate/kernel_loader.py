@@ -24,14 +24,12 @@ and the check stage reports the kernel as not loadable instead of judging its co
 Names are resolved with LibCST's ``ScopeProvider``: what a def reads from the global scope, and
 the qualified name of each decorator (which one is ``triton.jit``), through the scope's own
 ``get_qualified_names_for``. Only that one metadata pass runs per module (it is most of the cost
-of building a bundle; a warm ``check`` reads bundles from ``bundle_cache`` instead). Nothing here
-executes user code.
+of building a bundle; a warm ``check`` reads bundles from ``bundle_cache`` instead), in
+``parsed_modules``, shared by the run's bundles; ``twin_defs`` picks which of two defs of the
+kernel a site means. Nothing here executes user code.
 """
 
 from __future__ import annotations
-
-import ast
-import functools
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,23 +38,20 @@ import libcst as cst
 from libcst.metadata import (
     Assignment,
     ImportAssignment,
-    MetadataWrapper,
-    ScopeProvider,
 )
 
 from autotune_rewrite.isolate.absent_api import absent_attributes
 from autotune_rewrite.isolate.bundle_cache import KernelLoadError, dep_names, lookup, store
 from autotune_rewrite.isolate.bundle_constants import ConstantValues, literal
 from autotune_rewrite.evidence import KernelBundle
-from autotune_rewrite.isolate.fork_imports import ForkImports
+from autotune_rewrite.isolate.parsed_modules import ParsedModules, ScopedModule, importable, relative
+from autotune_rewrite.isolate.twin_defs import def_at
 from autotune_rewrite.isolate.loader_syntax import (
-    Reads, assignments, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
+    Reads, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
     imports_triton, is_static, reads_constexpr,
 )
-from autotune_rewrite.resources import triton_has_module
 from autotune_rewrite.isolate.star_imports import declared_all, exported, star_imports, triton_exports
 from autotune_rewrite.evaluate import Known
-from autotune_rewrite.files import discover
 from autotune_rewrite.module_resolver import ModuleResolver
 from autotune_rewrite.triton_names import CONSTEXPR_FUNCTION, REEXPORTED_MODULES, is_jit, is_triton_module
 
@@ -65,20 +60,6 @@ _MAX_MODULES = 64  # a kernel that pulls in more repo modules than this is not a
 # nothing outside (a kernel may call ``math.log2`` on constexprs; Triton calls it at compile time).
 # A built-in module, so a repo file of the same name cannot shadow it.
 _SAFE_MODULES = frozenset({"math"})
-
-
-@dataclass
-class _Module:
-    path: Path  # absolute
-    rel: str  # relative to root, POSIX
-    module: cst.Module
-    global_scope: object
-    statements: dict[int, cst.CSTNode]  # id(target Name) -> its module-level Assign/AnnAssign
-    global_refs: dict[int, str]  # id(Name node) -> global name it reads
-    text: str = ""  # the file as read (to map compile errors back to its lines)
-    # id(Name node) -> name, for reads no statement of the module binds: a star import's, a
-    # builtin's Triton does not know, or a typo (LibCST's scopes do not follow ``import *``)
-    unbound_refs: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,51 +80,11 @@ class _Emit:
     absent: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
 
-class ParsedModules:
-    """Parsed modules shared by the bundles of one run: a module holding five kernels (or the
-    helpers every kernel imports) is parsed and scope-analysed once, not once per kernel; that
-    pass is most of a bundle's cost (about 3.5 s for a 4,400-line kernel file). Read-only once
-    made, so sharing it cannot leak one bundle's state into another. Bounded: sites come
-    grouped by file, so the last few modules are the ones asked for again."""
-
-    def __init__(self, root: Path, size: int = 32):
-        self.root = root.resolve()
-        self.get = functools.lru_cache(maxsize=size)(self._parse)
-        self.tree_files = functools.cache(lambda: discover(self.root).files)  # listed once, when first asked
-        # Which modules need another Triton: a walk of their imports, shared by the run's bundles
-        # (in a large package each walk may reach hundreds of modules).
-        self.forks = ForkImports(self.root, ModuleResolver(self.root, tree_files=self.tree_files), _importable)
-
-    def _parse(self, path: Path) -> _Module:
-        rel = _relative(self.root, path)
-        try:
-            text = path.read_text(encoding="utf-8")
-            tree = cst.parse_module(text)
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, cst.CSTValidationError) as exc:
-            raise KernelLoadError(f"{rel}: cannot read: {str(exc).splitlines()[0]}") from exc
-        wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
-        scopes = wrapper.resolve(ScopeProvider)
-        gscope = scopes[tree]
-        refs = {id(ref.node): a.name for a in gscope.assignments for ref in a.references}
-        # Names nothing binds: what a star import may provide (LibCST's scopes do not follow it).
-        unbound = {id(access.node): access.node.value for scope in {id(s): s for s in scopes.values() if s}.values()
-                   for access in scope.accesses if not access.referents and isinstance(access.node, cst.Name)}
-        return _Module(path=path, rel=rel, module=tree, global_scope=gscope,
-                       statements=assignments(tree.body), global_refs=refs, text=text, unbound_refs=unbound)
-
-
-def _relative(root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
 class _Loader:
     def __init__(self, root: Path, parsed: ParsedModules | None = None):
         self.root = root.resolve()
         self.parsed = parsed if parsed is not None and parsed.root == self.root else ParsedModules(self.root)
-        self.modules: dict[Path, _Module] = {}  # the modules this bundle was cut from
+        self.modules: dict[Path, ScopedModule] = {}  # the modules this bundle was cut from
         self.out = _Emit()
         self.namespace_source: dict[str, Path] = {}  # alias -> repo module file
         self.resolver = ModuleResolver(self.root, tree_files=self.parsed.tree_files)
@@ -151,7 +92,7 @@ class _Loader:
         self.forks_asked = False  # whether this bundle's verdict rests on that walk
 
     # ----------------------------------------------------------------- modules
-    def module(self, path: Path) -> _Module:
+    def module(self, path: Path) -> ScopedModule:
         path = path.resolve()
         if path in self.modules:
             return self.modules[path]
@@ -162,7 +103,7 @@ class _Loader:
         return mod
 
     def _rel(self, path: Path) -> str:
-        return _relative(self.root, path)
+        return relative(self.root, path)
 
     def find_module(self, importer: Path, dotted: str, level: int) -> Path | None:
         """A repo file for ``dotted`` imported from ``importer`` (relative when level > 0)."""
@@ -170,7 +111,7 @@ class _Loader:
         return self.root / hit if hit is not None else None
 
     # --------------------------------------------------------------- resolving
-    def name(self, mod: _Module, name: str, as_name: str | None = None) -> bool:
+    def name(self, mod: ScopedModule, name: str, as_name: str | None = None) -> bool:
         """Make ``name`` of ``mod`` available in the bundle under ``as_name`` (default: same).
         False when it cannot be (recorded in ``unprovided`` with the user's file and line)."""
         as_name = as_name or name
@@ -186,7 +127,7 @@ class _Loader:
         self._alias(mod, name, as_name)
         return True
 
-    def _provide(self, mod: _Module, name: str) -> bool:
+    def _provide(self, mod: ScopedModule, name: str) -> bool:
         found = [a for a in mod.global_scope.assignments[name]] if name in mod.global_scope else []
         if not found:
             return self._star(mod, name)
@@ -203,7 +144,7 @@ class _Loader:
             return self._constant(mod, assignment, name)
         return False  # a class, a ``global`` statement, ...
 
-    def _star(self, mod: _Module, name: str) -> bool:
+    def _star(self, mod: ScopedModule, name: str) -> bool:
         """``name`` bound by one of ``mod``'s ``from M import *`` (the last that binds it wins)."""
         for star in reversed(star_imports(mod.module.body)):
             if star.level == 0 and is_triton_module(star.source):
@@ -220,7 +161,7 @@ class _Loader:
             return self.name(self.module(source), name)
         return False  # a builtin Triton does not know, or from a package outside the repo
 
-    def _exports(self, mod: _Module, name: str, seen: frozenset[str] = frozenset()) -> bool:
+    def _exports(self, mod: ScopedModule, name: str, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``from <mod> import *`` binds ``name``: its ``__all__``, else its public names,
         including those its own star imports bind (cycles end: a module is asked once)."""
         declared = declared_all(mod.module.body)
@@ -235,7 +176,7 @@ class _Loader:
                 return True
         return False
 
-    def _alias(self, mod: _Module, name: str, as_name: str) -> None:
+    def _alias(self, mod: ScopedModule, name: str, as_name: str) -> None:
         if as_name != name and self.out.owners.get(as_name) != (mod.rel, name):
             self._claim(as_name, (mod.rel, name))
             self.out.defs.append(f"{as_name} = {name}")
@@ -249,7 +190,7 @@ class _Loader:
             )
         self.out.owners[emitted] = owner
 
-    def _import(self, mod: _Module, assignment: ImportAssignment, name: str) -> bool:
+    def _import(self, mod: ScopedModule, assignment: ImportAssignment, name: str) -> bool:
         node = assignment.node
         aliases = () if isinstance(node.names, cst.ImportStar) else node.names
         for alias in aliases:
@@ -258,7 +199,7 @@ class _Loader:
             imported = dotted(alias.name)
             if isinstance(node, cst.Import):
                 if is_triton_module(imported) or imported in _SAFE_MODULES:
-                    if not _importable(imported):  # a Triton fork's module (TLX): this Triton cannot compile it
+                    if not importable(imported):  # a Triton fork's module (TLX): this Triton cannot compile it
                         self.out.absent.setdefault(imported, (mod.rel, binding_line(mod.text, name)))
                         return False
                     self._add_import(f"import {imported}" + (f" as {name}" if alias.asname else ""))
@@ -271,7 +212,7 @@ class _Loader:
                 source = dotted(node.module) if node.module else ""
                 level = len(node.relative)
                 if level == 0 and (is_triton_module(source) or source in _SAFE_MODULES):
-                    if not _importable(source):
+                    if not importable(source):
                         self.out.absent.setdefault(source, (mod.rel, binding_line(mod.text, name)))
                         return False
                     self._add_import(f"from {source} import {imported}" + (f" as {name}" if alias.asname else ""))
@@ -289,7 +230,7 @@ class _Loader:
             return False  # a package outside the repo (torch, the engine): never imported
         return False
 
-    def _namespace(self, mod: _Module, alias: str, target: Path) -> None:
+    def _namespace(self, mod: ScopedModule, alias: str, target: Path) -> None:
         """``alias`` names a repo module; kernels reach its helpers as ``alias.helper``."""
         self._claim(alias, (mod.rel, alias))
         self.namespace_source[alias] = target
@@ -307,7 +248,7 @@ class _Loader:
         self.out.import_targets[bound] = target
         self.out.imports.append(line)
 
-    def _constant(self, mod: _Module, assignment: Assignment, name: str) -> bool:
+    def _constant(self, mod: ScopedModule, assignment: Assignment, name: str) -> bool:
         stmt = _statement(mod, assignment.node)
         value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
         if value is None:
@@ -333,7 +274,7 @@ class _Loader:
         self.out.defs.append(code)
         return True
 
-    def _function(self, mod: _Module, node: cst.FunctionDef, jit_required: bool) -> bool:
+    def _function(self, mod: ScopedModule, node: cst.FunctionDef, jit_required: bool) -> bool:
         kept = [compile_relevant(d) for d in node.decorators if _compile_time(mod, d.decorator)]
         if not kept and jit_required:
             # A plain Python function: Triton reads it only as a module attribute (an engine's
@@ -356,7 +297,7 @@ class _Loader:
             self.out.functions.append((node.name.value, mod.rel, line))
         return True
 
-    def _follow(self, mod: _Module, node: cst.CSTNode) -> list[str]:
+    def _follow(self, mod: ScopedModule, node: cst.CSTNode) -> list[str]:
         """Resolve every global name ``node`` reads (and ``alias.attr`` of repo-module aliases);
         the names that could not be provided."""
         collector = Reads(mod.global_refs, mod.unbound_refs)
@@ -384,7 +325,7 @@ class _Loader:
         if not defs:
             raise KernelLoadError(f"{mod.rel}: no function named '{kernel}' at module level")
         self.out.done.add((mod.rel, kernel))
-        self._function(mod, _def_at(mod, [a.node for a in defs], kernel, line), jit_required=False)
+        self._function(mod, def_at(mod, [a.node for a in defs], kernel, line), jit_required=False)
         lines = [f"# Isolated by autotune-rewrite from {mod.rel}::{kernel}; generated, do not edit."]
         lines += self.out.imports
         source = "\n".join(lines) + "\n\n\n" + "\n\n\n".join(self.out.defs) + "\n"
@@ -396,45 +337,10 @@ class _Loader:
                             absent_modules=tuple((m, rel, line) for m, (rel, line) in self.out.absent.items()))
 
 
-def _def_at(mod: _Module, defs: list[cst.FunctionDef], kernel: str, line: int | None) -> cst.FunctionDef:
-    """The ``def`` a site means. Twins (two defs of one name under ``if``/``else``) are told apart
-    by the site's def line; without a line, or when no def spans it, the last def wins, as it
-    would when the module runs."""
-    if line is None or len(defs) < 2:
-        return defs[-1]
-    # LibCST's scopes carry no positions; Python's ast lists the same module-level defs in the
-    # same source order, with their decorator and ``def`` lines.
-    found = [n for n in _module_level_defs(ast.parse(mod.text)) if n.name == kernel]
-    if len(found) != len(defs):
-        return defs[-1]
-    for node, fn in zip(found, defs):
-        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-        if first <= line <= node.lineno:
-            return fn
-    return defs[-1]
-
-
-def _module_level_defs(tree: ast.Module) -> list[ast.FunctionDef]:
-    """Function defs at module level (also under ``if``/``try``/``with``), in source order."""
-    out: list[ast.FunctionDef] = []
-    todo = list(tree.body)
-    while todo:
-        node = todo.pop(0)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append(node)
-        elif not isinstance(node, ast.ClassDef):
-            todo[:0] = [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
-    return sorted(out, key=lambda n: n.lineno)
-
-
-def _compile_time(mod: _Module, decorator: cst.BaseExpression) -> bool:
+def _compile_time(mod: ScopedModule, decorator: cst.BaseExpression) -> bool:
     """``@triton.jit`` (any spelling, with arguments) or ``@triton.constexpr_function``."""
     names = {q.name for q in _qualnames(mod, decorator)}
     return is_jit(names) or bool(names & CONSTEXPR_FUNCTION)
-
-
-def _importable(module: str) -> bool:
-    return not is_triton_module(module) or triton_has_module(module)
 
 
 def _order(assignment) -> int:
@@ -442,13 +348,13 @@ def _order(assignment) -> int:
     return getattr(assignment, "_index", 0)
 
 
-def _qualnames(mod: _Module, expr: cst.BaseExpression):
+def _qualnames(mod: ScopedModule, expr: cst.BaseExpression):
     target = expr.func if isinstance(expr, cst.Call) else expr
     name = dotted(target)
     return mod.global_scope.get_qualified_names_for(name) if name else set()
 
 
-def _statement(mod: _Module, node: cst.CSTNode):
+def _statement(mod: ScopedModule, node: cst.CSTNode):
     """The module-level Assign/AnnAssign whose whole target is this Name, if any."""
     return mod.statements.get(id(node))
 
@@ -479,4 +385,4 @@ def load_bundle(root: Path | str, path: str, kernel: str, cache_dir: Path | None
     return bundle
 
 
-__all__ = ["KernelLoadError", "ParsedModules", "load_bundle"]
+__all__ = ["KernelLoadError", "load_bundle"]
