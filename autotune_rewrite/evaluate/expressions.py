@@ -3,9 +3,10 @@
 The one evaluator of the project: the locator evaluates ``configs=``/``key=`` and the kernel's
 parameter defaults with it, so the spec resolver reads known values instead of re-deriving
 them. It covers the shapes real repos use: literals, list/tuple/dict displays, comprehensions
-(nested ``for``, ``if``), operators, ``list(filter(lambda ..., xs))``, module-level variables
-as bound where they are read (``scopes``: the binding in force at the decorator, also under a
-module-level ``if``/``else``: the branch taken; tuple unpacking; a function's own locals),
+(nested ``for``, ``if``; ``comprehensions``), operators, ``list(filter(lambda ..., xs))``,
+module-level variables as bound where they are read (``scopes``: the binding in force at the
+decorator, also under a module-level ``if``/``else``: the branch taken; tuple unpacking; a
+function's own locals),
 helper functions of the tree whose bodies build a list (``statements``), instances of its
 plain classes (``classes``), calls (``calls``) and JSON/YAML data files (``data_files``). A branch whose test is not known
 statically is refused, never the union of both branches. Names outside the tree are answered
@@ -24,7 +25,6 @@ with ``Pending`` and its linking pass by evaluating that module.
 
 from __future__ import annotations
 
-from collections import ChainMap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -34,22 +34,22 @@ from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.evaluate.answers import DEFAULT_ANSWERS, Answers
 from autotune_rewrite.evaluate.calls import TRITON_MODULES, CallForms, TritonModule
 from autotune_rewrite.evaluate.classes import ClassCalls
+from autotune_rewrite.evaluate.comprehensions import Comprehensions
 from autotune_rewrite.evaluate.data_files import DATA_CALLS, DataFiles, FileHandle, RepoPath
 from autotune_rewrite.evaluate.device import DeviceRecord, TargetQuery, UnansweredQuery
 from autotune_rewrite.evaluate.queries import is_query
 from autotune_rewrite.evaluate.literals import literal
 from autotune_rewrite.evaluate.operations import BINOPS, CMPOPS, attribute, check_size, short
-from autotune_rewrite.evaluate.provenance import choices_of
 from autotune_rewrite.evaluate.scopes import NOT_LOCAL, NameLookup
 from autotune_rewrite.evaluate.statements import HelperCalls
 from autotune_rewrite.evaluate.values import (
     MAX_ITEMS, MAX_STEPS, Builtin, ConfigObj, Function, Known, Pending, Unknown,
-    Unresolved, bind, iterable, opaque_in, to_configs, to_names,
+    Unresolved, iterable, opaque_in, to_configs, to_names,
 )
 
 
 @dataclass
-class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
+class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles, Comprehensions):
     """Evaluates nodes of one or more ``ParsedModule``s. ``resolve(fq)`` returns the value of a
     module-level name of another module (or raises)."""
 
@@ -298,55 +298,6 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles):
     def _e_FormattedString(self, pm, n, env):
         raise Unresolved("f-strings are not evaluated")
 
-    def _comprehension(self, pm, n, env, make):
-        self.note("comprehension")
-        results: list = []
-        self.loop_depth += 1
-        mark = len(self.choices)
-        try:
-            self._for_in(pm, n.for_in, ChainMap({}, env), results, make)
-        finally:
-            self.loop_depth -= 1
-            del self.choices[mark:]  # also when an exception left a loop early
-        return results
-
-    def looping(self, pm, node, env):
-        """(item, its literal elements) for each item of the iterable ``node``; while the caller
-        handles one, its elements are on ``self.choices``."""
-        items = iterable(self.eval(pm, node, env))
-        of = choices_of(pm, node, env, len(items))
-        for k, item in enumerate(items):
-            mine = of(k)
-            self.choices.extend(mine)
-            try:
-                yield item
-            finally:
-                if mine:
-                    del self.choices[-len(mine):]
-
-    def _for_in(self, pm, comp: cst.CompFor, env, results, make):
-        for item in self.looping(pm, comp.iter, env):
-            self._tick()
-            scope = env.new_child()
-            bind(comp.target, item, scope)
-            if all(self.eval(pm, cond.test, scope) for cond in comp.ifs):
-                if comp.inner_for_in is not None:
-                    self._for_in(pm, comp.inner_for_in, scope, results, make)
-                else:
-                    results.append(make(scope))
-                    if len(results) > MAX_ITEMS:
-                        raise Unresolved("too large to evaluate statically")
-
-    def _e_ListComp(self, pm, n, env):
-        return self._comprehension(pm, n, env, lambda s: self.eval(pm, n.elt, s))
-
-    _e_GeneratorExp = _e_ListComp
-    _e_SetComp = _e_ListComp
-
-    def _e_DictComp(self, pm, n, env):
-        pairs = self._comprehension(pm, n, env, lambda s: (self.eval(pm, n.key, s), self.eval(pm, n.value, s)))
-        return dict(pairs)
-
 
 _IN_PROGRESS = object()
 
@@ -360,24 +311,6 @@ def outcome(ev: "Evaluator", pm, node) -> Known | Unknown:
         return Unknown(str(exc), pending=exc.fq)
     except Unresolved as exc:
         return Unknown(str(exc))
-
-
-_MODULES = {"triton", "tl", "math", "torch", "True", "False", "None"}
-def free_names(text: str) -> set[str]:
-    """The plain names an expression text reads (not ``triton.``/``math.`` calls nor the bases
-    of attributes such as ``q.shape``); none when it does not parse."""
-    import ast
-
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError:
-        return set()
-    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    # A builtin the evaluator answers (``max(triton.next_power_of_2(E), 8)``) is not a value to supply.
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-              and f"builtins.{n.func.id}" in DEFAULT_ANSWERS.calls}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in bases | called
-            and n.id not in _MODULES}
 
 
 def _names(pm, node) -> frozenset[str]:
@@ -403,5 +336,5 @@ def evaluate(ev: "Evaluator", pm, node):
 
 
 __all__ = ["ConfigObj", "Evaluator", "Function", "Known", "Pending", "Unknown", "Unresolved", "evaluate",
-           "free_names", "outcome",
+           "outcome",
            "to_configs", "to_names"]
