@@ -156,4 +156,9 @@ def _installed_at(top: str) -> tuple[bool, Path | None]:
     return True, Path(spec.origin).resolve().parent if spec.origin and spec.has_location else None
 
 
-__all__ = ["ModuleResolver"]
+def installed(module: str) -> bool:
+    """Whether ``module``'s top-level package is installed where the tool runs (found, not imported)."""
+    return _installed_at(module.split(".")[0])[0]
+
+
+__all__ = ["ModuleResolver", "installed"]

@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--repo", action="append")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--cache", default="/tmp/coverage-cache")
-    ap.add_argument("--timeout", type=float, help="seconds one repo's check may take (then: error)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds one repo's check may take (then: error)")
     ap.add_argument("--dump", type=Path, help="write each repo's raw scan/check JSON here")
     args = ap.parse_args()
     if args.dump:

@@ -10,9 +10,11 @@ on lists, ``return``. Anything else stops with the reason.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from autotune_rewrite.evaluate.classes import set_attribute
 from autotune_rewrite.evaluate.operations import BINOPS, short
+from autotune_rewrite.module_resolver import installed
 from autotune_rewrite.evaluate.values import (
     MAX_DEPTH, Break, Continue, Function, Opaque, Return, Unresolved, bind, iterable,
 )
@@ -28,24 +30,10 @@ def _imported(block) -> list[str]:
     for stmt in body:
         for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.Import):
-                out += [dotted(a.name) for a in small.names]
+                out += [get_full_name_for_node(a.name) for a in small.names]
             elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                out.append(dotted(small.module))
+                out.append(get_full_name_for_node(small.module))
     return list(dict.fromkeys(out))
-
-
-def installed(module: str) -> bool:
-    """Whether ``module``'s top-level package is installed where the tool runs (found, not imported)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module.split(".")[0]) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def dotted(node) -> str:
-    return node.value if isinstance(node, cst.Name) else f"{dotted(node.value)}.{node.attr.value}"
 
 
 def _imports(block) -> bool:
