@@ -1,6 +1,7 @@
 """Property tests of the list edit every config rewrite goes through: any layout, any subset
 kept, any configs added -> the file parses, kept elements (and their comments) stay
-byte-identical and in order, and keeping everything changes nothing."""
+byte-identical and in order, and keeping everything changes nothing. A hanging list keeps its
+layout: every item after the first on its own line at the first one's column."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ def lists(draw):
     n = draw(st.integers(1, 6))
     elems = [f"triton.Config({{'B': {16 * (i + 1)}}}, num_warps={draw(st.sampled_from([2, 4, 8]))})" for i in range(n)]
     nl = draw(st.sampled_from(["\n", "\r\n"]))
-    if draw(st.booleans()):  # one per line, comments, trailing comma or not
+    layout = draw(st.sampled_from(["one per line", "hanging", "inline"]))
+    if layout == "hanging":  # the first after the bracket, the others aligned under it
+        indent = " " * len("    configs=[")
+        body = "[" + f",{nl}{indent}".join(elems) + ("," if draw(st.booleans()) else "") + "]"
+    elif layout == "one per line":  # comments, trailing comma or not
         lines = []
         for i, e in enumerate(elems):
             if draw(st.booleans()):
@@ -71,3 +76,32 @@ def test_keep_and_append_invariants(case):
     # Keeping everything again is a no-op (idempotence of the edit itself).
     pf2, seq2 = _seq(out)
     assert apply_edits(out, seq2.keep_and_append(list(range(len(seq2.items))), [], "again")) == out
+
+
+@settings(max_examples=60, deadline=None)
+@given(lists())
+def test_a_hanging_list_stays_hanging(case):
+    src, elems, keep, new = case
+    pf, seq = _seq(src)
+    if seq.hanging_indent() is None:
+        return
+    out = apply_edits(src, seq.keep_and_append(keep, new, "test"))
+    pf2, seq2 = _seq(out)
+    assert len(seq2.items) == len(keep) + len(new)
+    if len(seq2.items) > 1:
+        assert seq2.hanging_indent() == seq.hanging_indent()
+    else:
+        newline = "\r\n" if "\r\n" in src else "\n"
+        assert out.count(newline) == src.count(newline) - (len(elems) - 1)
+
+
+def test_dropping_the_last_item_of_a_hanging_list_removes_its_line_only():
+    src = ("@triton.autotune(configs=[triton.Config({'B': 32}, num_warps=4),\n"
+           "                          triton.Config({'B': 64}, num_warps=8),\n"
+           "                          triton.Config({'B': 128}, num_warps=8)], key=['n'])\n"
+           "def k():\n    pass\n")
+    pf, seq = _seq(src)
+    out = apply_edits(src, seq.keep_and_append([0, 1], [], "test"))
+    assert out == ("@triton.autotune(configs=[triton.Config({'B': 32}, num_warps=4),\n"
+                   "                          triton.Config({'B': 64}, num_warps=8)], key=['n'])\n"
+                   "def k():\n    pass\n")

@@ -21,7 +21,7 @@ import pytest
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.spec.param_uses import tile_extents
-from autotune_rewrite.spec.shape_sweep import SHAPE_SWEEP
+from autotune_rewrite.spec.shape_sweep import SHAPE_SWEEP, SWEEP_COMPILES
 from tests.repo_env import pythonpath
 
 KERNEL = '''
@@ -148,6 +148,27 @@ def test_two_extents_over_the_bound_are_swept_at_their_extremes(tmp_path):
     assert combos == [(lo, lo), (lo, hi), (hi, lo), (hi, hi)]  # 9 combinations > 8: the extremes
 
 
+def _many_configs(kernel: str, n: int) -> str:
+    """``kernel`` with ``n`` configs (a comprehension, as long config lists are written)."""
+    head = kernel.index("@triton.autotune(")
+    body = kernel.index("@triton.jit")
+    return (kernel[:head] + f'@triton.autotune(configs=[triton.Config({{"BLOCK_M": 16 * (i % 4 + 1)}}, num_warps=4, '
+            f'num_stages=1 + i // 4) for i in range({n})], key=["n"])\n' + kernel[body:])
+
+
+@pytest.mark.parametrize("configs, values", [(40, SHAPE_SWEEP), (100, (min(SHAPE_SWEEP), max(SHAPE_SWEEP))),
+                                             (300, (min(SHAPE_SWEEP),))])
+def test_the_sweep_is_bounded_by_the_compiles_it_adds(tmp_path, configs, values):
+    # specs x configs stays within SWEEP_COMPILES: all values, then the extremes, then the
+    # smallest (where a config that cannot launch cannot launch at any larger value).
+    res = _resolve(_repo(tmp_path, HEAD_DIM_FROM_SHAPE, _many_configs(KERNEL, configs)))
+    assert res.ok, res.missing
+    assert tuple(sorted(dict(s.constexprs)["HEAD_DIM"] for s in res.specs)) == values
+    assert len(res.specs) * configs <= max(SWEEP_COMPILES, configs)
+    (a,) = [a for a in res.specs[0].assumptions if a.parameter == "HEAD_DIM"]
+    assert (f"more than {SWEEP_COMPILES} compiles" in a.source) == (values != SHAPE_SWEEP), a.source
+
+
 def test_tile_extents_are_read_from_shapes_not_from_addresses():
     src = textwrap.dedent('''
         import triton
@@ -193,6 +214,39 @@ def test_prune_drops_a_config_only_when_it_cannot_launch_at_every_swept_value(tm
         removed = f'-                          triton.Config({{"BLOCK_M": {block}}}' in diff.stdout or (
             f'-@triton.autotune(configs=[triton.Config({{"BLOCK_M": {block}}}' in diff.stdout)
         assert removed == (not alive), (config, diff.stdout)
+
+
+WITH_A_DEAD_TILE = KERNEL.replace(
+    'triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4)], key=["n"])',
+    'triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4),\n'
+    '                          triton.Config({"BLOCK_M": 1024}, num_warps=4, num_stages=2)], key=["n"])')
+
+
+@pytest.mark.slow
+def test_a_swept_value_where_nothing_launches_does_not_stop_the_prune(tmp_path):
+    # At d=256 no config fits sm_120's 99 KB; BLOCK_M=1024 fits at no swept value. The prune drops
+    # that one line (the hanging list stays as written) and keeps the two that launch at d=64 and
+    # 128; v1, which keeps only configs launching for every spec, leaves the kernel as it is.
+    assert WITH_A_DEAD_TILE != KERNEL
+    root = _repo(tmp_path, HEAD_DIM_FROM_SHAPE, WITH_A_DEAD_TILE)
+    env = dict(os.environ, PYTHONPATH=pythonpath(), NO_COLOR="1")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "x"], cwd=root,
+                   check=True)
+    diff = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "prune", "."], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert diff.returncode == 0, diff.stderr
+    removed = [line for line in diff.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in diff.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert removed == ['-                          triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4),',
+                       '-                          triton.Config({"BLOCK_M": 1024}, num_warps=4, num_stages=2)], key=["n"])']
+    assert added == ['+                          triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4)], key=["n"])']
+    assert "no config launches for every launch spec" in diff.stderr
+    assert "cannot launch for this spec, as decided" in diff.stderr  # the re-check says what it found
+    v1 = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "v1", "."], cwd=root, env=env,
+                        capture_output=True, text=True, timeout=900)
+    assert v1.returncode in (0, 1) and v1.stdout == "", v1.stderr
 
 
 # --------------------------------------------------------------------------- plain Python the evaluator now runs

@@ -244,6 +244,8 @@ def _(f: rf.SpecEffect) -> str:
 
 @fact.register
 def _(f: rf.KeptLaunchable) -> str:
+    if not f.configs:  # each kept config launches for some specs only (listed above)
+        return "no config launches for every launch spec"
     return f"keep {len(f.configs)} launchable config(s): " + ", ".join(c.label() for c in f.configs)
 
 

@@ -114,9 +114,11 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
             spec = f" ({r.spec.name})" if r.spec is not None and len(kr.recheck) > 1 else ""
             for v in r.verdicts:
                 o = v.outcome
+                # A config kept for the specs that launch it (the fleet rule) is re-checked on all.
+                state = "launches" if v.launchable else "cannot launch for this spec, as decided"
                 err.print(
                     f"  - re-checked {escape(v.config.label())} on {v.arch}{escape(spec)}: {o.shared_bytes:,} B SMEM, "
-                    f"{o.registers} regs, {o.spills} spills, launches",
+                    f"{o.registers} regs, {o.spills} spills, {state}",
                     markup=True,
                 )
     for ident, why in run.skipped:

@@ -26,7 +26,7 @@ from autotune_rewrite.rewrite.facts import Failed, InPlaceRefused, LaunchesUnsee
 from autotune_rewrite.rewrite.recheck import recheck_kernels
 from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
 from autotune_rewrite.rewrite.transform import rewrite, rewrite_all
-from autotune_rewrite.rewrite.variants import VARIANTS, decide
+from autotune_rewrite.rewrite.variants import FLEET_VARIANTS, VARIANTS, decide
 
 MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
 
@@ -144,9 +144,7 @@ def run_rewrites(
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
     for (ident, branch), reports in by_site.items():
         site = views[(ident, branch)]
-        # Only a kernel judged for every launch spec is rewritten; the others keep their
-        # outcome (a config judged for one spec only proves nothing for the next).
-        if not all(r.status.judged and r.status is not Status.NO_LAUNCHABLE for r in reports):
+        if not _rewritable(variant, reports):
             continue
         # A branch's candidates are compiled for the targets that take it.
         mine = tuple(t for t in targets if t.name in branch) if branch else targets
@@ -211,6 +209,18 @@ def run_rewrites(
         failed=tuple(failed),
         changed=result.changed,
     )
+
+
+def _rewritable(variant: str, reports: Sequence[KernelReport]) -> bool:
+    """Only a kernel judged for every launch spec is rewritten; the others keep their outcome (a
+    config judged for one spec only proves nothing for the next). A spec where no config launches
+    (a swept head dim too large for the target) does not stop the fleet variants, which drop a
+    config only when it launches for no spec: that spec cannot launch before or after. A variant
+    that keeps only configs launching for every spec has nothing to choose from there."""
+    if not all(r.status.judged for r in reports):
+        return False
+    none = [r.status is Status.NO_LAUNCHABLE for r in reports]
+    return not any(none) or (variant in FLEET_VARIANTS and not all(none))
 
 
 def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:

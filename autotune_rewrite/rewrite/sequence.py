@@ -1,10 +1,14 @@
 """Edits inside a bracketed sequence: a list/tuple literal's elements or a call's arguments.
 
-Two layouts are told apart because users care about them differently:
+Three layouts are told apart because users care about them differently:
 
 * one item per line (the usual ``configs=[...]`` and black-wrapped calls): items are removed
   and added as whole lines, so comments on or above an item travel with it and nothing else
   moves;
+* hanging: the first item right after the bracket, each next one on its own line at the same
+  column, the bracket closing on the last item's line (``configs=[triton.Config(...),`` then the
+  others aligned under it): the items are written again in that layout, kept items' text
+  unchanged;
 * anything else (``["a", "b"]``, a wrapped call with several arguments per line): additions
   are inserted after the last item on its line; removals rebuild the items between the
   brackets (kept items' text unchanged).
@@ -21,6 +25,7 @@ from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 
 _SKIP = re.compile(r"(?:\s+|#[^\r\n]*|,)*")
+_NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*")  # a line break and indentation, nothing else
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,27 @@ class Sequence:
                 return False
         return src.only_whitespace(src.line_start(self.close), self.close)
 
+    def hanging_indent(self) -> str | None:
+        """The indentation of the items after the first in the hanging layout, else None.
+        Anything between the items but the line break (a comment) makes it another layout."""
+        src, text = self.pf.src, self.pf.text
+        if len(self.items) < 2 or text[self.open_end:self.items[0].start].strip(" \t"):
+            return None
+        indent = text[src.line_start(self.items[1].start):self.items[1].start]
+        for prev, item in zip(self.items, self.items[1:]):
+            if prev.comma_end is None or not _NEXT_LINE.fullmatch(text[prev.comma_end:item.start]):
+                return None
+            if text[src.line_start(item.start):item.start] != indent:
+                return None
+        last = self.items[-1]
+        return None if text[last.comma_end or last.end:self.close].strip(" \t") else indent
+
+    def _hanging(self, parts: list[str], indent: str, why: str) -> list[Edit]:
+        """The items written again in the hanging layout (the trailing comma as written)."""
+        first, last = self.items[0], self.items[-1]
+        sep = "," + self.pf.src.newline + indent
+        return [Edit(first.start, self.close, sep.join(parts) + self.pf.text[last.end:self.close], why)]
+
     def item_indent(self) -> str:
         if self.items:
             return self.pf.src.indent_at(self.items[0].start)
@@ -115,6 +141,9 @@ class Sequence:
         if not texts:
             return []
         nl = self.pf.src.newline
+        indent = self.hanging_indent()
+        if indent is not None:
+            return self._hanging([self.text_of(i) for i in range(len(self.items))] + list(texts), indent, why)
         if self.one_per_line():
             last = self.items[-1]
             edits = []
@@ -158,8 +187,11 @@ class Sequence:
                     at = self._region(0)[0]
                 edits.append(Edit(at, at, lines, why))
             return edits
-        # Mixed layout: rebuild the items between the brackets, kept items' text unchanged.
         parts = [self.text_of(i) for i in keep] + list(texts)
+        indent = self.hanging_indent()
+        if indent is not None and parts:
+            return self._hanging(parts, indent, why)
+        # Mixed layout: rebuild the items between the brackets, kept items' text unchanged.
         first, last = self.items[0], self.items[-1]
         end = last.comma_end or last.end
         inner = ", ".join(parts)

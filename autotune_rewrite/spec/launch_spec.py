@@ -38,7 +38,7 @@ from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
 )
 from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
-from autotune_rewrite.spec.shape_sweep import sweep_shapes
+from autotune_rewrite.spec.shape_sweep import specs_per_draft, sweep_shapes
 from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
@@ -143,7 +143,8 @@ def resolve_specs(
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
     if not exact:  # a tile extent no code gives: judged over a sweep (shape_sweep)
         tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims))
-        drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles)]
+        limit = specs_per_draft(len(drafts), len(site.configs or ()))
+        drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles, limit)]
     for d in drafts:
         cases.int8_operands(ctx, d, kernel_source)
     specs = tuple(_spec(site, d, sources, *cases.heuristic_values(ctx, d, heuristics)) for d in drafts)

@@ -24,12 +24,20 @@ from autotune_rewrite.spec.spec_inference import Context, Draft
 # The default sweep of a dimension used as a tile extent: the head dims and hidden-size tiles
 # LLM serving uses. One home for it; the words in the output name it.
 SHAPE_SWEEP = (64, 128, 256)
+# The compiles (specs x configs) a shape sweep may make one kernel cost in all: a sweep multiplies
+# what the user's configs already cost, and a cold check of a repository must stay within CI time.
+SWEEP_COMPILES = 240
 
 
-def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str]) -> list[Draft]:
-    """``draft`` as one spec per swept value of its lacking tile extents (those in ``tile_dims``);
-    ``[draft]`` when none lacks, ``--exact`` is on, or the sweep would need more than
-    ``spec_cases.MAX_SWEEP`` specs even at each value's extremes (then it stays ``needs_spec``)."""
+def specs_per_draft(drafts: int, configs: int) -> int:
+    """How many specs each of ``drafts`` launch specs may become under ``SWEEP_COMPILES`` (at
+    least one, at most ``spec_cases.MAX_SWEEP``)."""
+    return max(1, min(cases.MAX_SWEEP, SWEEP_COMPILES // max(1, drafts * configs)))
+
+
+def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str], limit: int = cases.MAX_SWEEP) -> list[Draft]:
+    """``draft`` as one spec per swept value of its lacking tile extents (those in ``tile_dims``),
+    at most ``limit`` specs (``_bounded``); ``[draft]`` when none lacks or ``--exact`` is on."""
     # A name the wrapper pins to sets too large to sweep stays needed: its values are the
     # wrapper's, not the default table's.
     lacking = [n for n in draft.lacking if n in tile_dims and cases.TOO_MANY not in draft.why.get(n, "")]
@@ -48,31 +56,39 @@ def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str]) -> list[
                 swept.setdefault(f, name)
         else:
             swept.setdefault(name, name)
-    values = _bounded({n: SHAPE_SWEEP for n in swept})
-    if values is None:
-        return [draft]
+    values = _bounded({n: SHAPE_SWEEP for n in swept}, limit)
+    narrowed = values[next(iter(values))] != SHAPE_SWEEP
 
     def origin(n: str) -> str:
         given = swept.get(n, n)
         of = "" if given == n else f" (it gives {given})"
-        return (f"{n}{of}: a tile extent no code gives a value; swept over {_words(values[n])}, the default sweep of a "
-                f"dimension used as a tile extent (the assume table narrows it)")
+        why = (f"; {_words(values[n])} of the default sweep {_words(SHAPE_SWEEP)}, which would cost more than "
+               f"{SWEEP_COMPILES} compiles of this kernel" if narrowed else ", the default sweep of a dimension used "
+               "as a tile extent")
+        return f"{n}{of}: a tile extent no code gives a value; swept over {_words(values[n])}{why} (the assume table narrows it)"
 
-    return cases.sweep(ctx, draft, values, origin, fill=set(swept) & set(lacking), table="default shape sweep")
+    table = "default shape sweep"
+    if narrowed:
+        table += f" (narrowed to {_words(values[next(iter(values))])}: the full sweep would cost more than {SWEEP_COMPILES} compiles of this kernel)"
+    return cases.sweep(ctx, draft, values, origin, fill=set(swept) & set(lacking), table=table)
 
 
-def _bounded(sweep: dict[str, Sequence[int]]) -> dict[str, tuple[int, ...]] | None:
-    """The sweep within ``MAX_SWEEP`` specs: every value, else each name at its extremes (the
-    smallest and the largest decide launchability in nearly every kernel), else None."""
+def _bounded(sweep: dict[str, Sequence[int]], limit: int) -> dict[str, tuple[int, ...]]:
+    """The sweep within ``limit`` specs: every value, else each name at its extremes (the smallest
+    and the largest decide launchability in nearly every kernel), else each at its smallest. Shared
+    memory grows with a tile extent, so a config that cannot launch at the smallest cannot at any
+    (a prune on that spec drops only what is dead at every value); what launches there is stated as
+    launching at that value only."""
     full = {n: tuple(v) for n, v in sweep.items()}
-    if math.prod(len(v) for v in full.values()) <= cases.MAX_SWEEP:
+    if math.prod(len(v) for v in full.values()) <= limit:
         return full
-    ends = {n: (min(v), max(v)) for n, v in full.items()}
-    return ends if 2 ** len(ends) <= cases.MAX_SWEEP else None
+    if 2 ** len(full) <= limit:
+        return {n: (min(v), max(v)) for n, v in full.items()}
+    return {n: (min(v),) for n, v in full.items()}
 
 
 def _words(values: Sequence[int]) -> str:
     return "{" + ", ".join(map(str, values)) + "}"
 
 
-__all__ = ["SHAPE_SWEEP", "sweep_shapes"]
+__all__ = ["SHAPE_SWEEP", "SWEEP_COMPILES", "specs_per_draft", "sweep_shapes"]
