@@ -300,6 +300,55 @@ def test_an_optional_import_of_an_installed_package_takes_the_try_body(tmp_path)
     assert "optional import taken" in site.configs_origin
 
 
+def test_a_module_that_stubs_triton_when_it_is_missing_is_read_with_the_real_triton(tmp_path):
+    # ``try: import triton / except ImportError: triton = <a stub module>``: triton is installed
+    # where the tool runs, so the names are the imports' (the stub's autotune would be the identity).
+    site = _scan_one(tmp_path, '''
+        try:
+            import triton
+            import triton.language as tl
+            HAVE_TRITON = True
+        except ImportError:
+            HAVE_TRITON = False
+            import types
+            triton = types.ModuleType("triton")
+            triton.autotune = lambda **kw: lambda fn: fn
+            triton.jit = lambda fn: fn
+            triton.Config = dict
+            tl = types.ModuleType("triton.language")
+            tl.constexpr = int
+
+        def configs():
+            return [triton.Config({"B": b}, num_warps=w) for b in (64, 128) for w in (4, 8)]
+
+        @triton.autotune(configs=configs(), key=["n"])
+        @triton.jit
+        def k(x, n, B: tl.constexpr):
+            pass
+    ''')
+    assert site.unresolved_reason is None, site.unresolved_reason
+    assert [(c.kwargs["B"], c.num_warps) for c in site.configs] == [(64, 4), (64, 8), (128, 4), (128, 8)]
+    assert "optional import taken: triton, triton.language installed" in site.configs_origin
+
+
+def test_a_module_that_stubs_a_package_not_installed_stays_unresolved(tmp_path):
+    site = _scan_one(tmp_path, '''
+        import triton
+        import triton.language as tl
+        try:
+            import surely_not_installed_pkg as fast
+        except ImportError:
+            import types
+            fast = types.SimpleNamespace(BLOCKS=(32,))
+
+        @triton.autotune(configs=[triton.Config({"B": b}) for b in fast.BLOCKS], key=["n"])
+        @triton.jit
+        def k(x, n, B: tl.constexpr):
+            pass
+    ''')
+    assert site.configs is None and "surely_not_installed_pkg, which is not installed here" in site.unresolved_reason
+
+
 def test_an_environment_membership_through_dunder_import_reads_the_variable_unset(tmp_path):
     site = _scan_one(tmp_path, '''
         import triton

@@ -129,6 +129,8 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles, Compr
             if fq.startswith(prefix):
                 # ``NAME`` or ``Loader.ATTR`` of this module: read where the evaluation is.
                 head, *tail = fq[len(prefix):].split(".")
+                if self.optional_import(pm, head):
+                    continue  # the import's own qualified name is among ``names``
                 value = self.module_value(pm, head)
                 for attr in tail:
                     value = self.get_attribute(value, attr, self._plain_attribute)

@@ -16,7 +16,7 @@ import copy
 import libcst as cst
 from libcst.metadata import ComprehensionScope, FunctionScope
 
-from autotune_rewrite.evaluate import unknowns
+from autotune_rewrite.evaluate import optional_imports, unknowns
 from autotune_rewrite.evaluate.bindings import KIND_DEF, KIND_IF, KIND_RUN, Binding, in_force
 from autotune_rewrite.evaluate.device import TargetQuery, UnansweredQuery
 from autotune_rewrite.evaluate.module_ifs import branch_bindings
@@ -52,6 +52,18 @@ class NameLookup:
             where = f" above line {line}" if line is not None else ""
             raise Unresolved(f"`{name}` is not a module-level name of {pm.path}{where}")
         return self._in_force_value(pm, name, force, pm.path, "module variable")
+
+    def optional_import(self, pm, name: str) -> bool:
+        """Module-level ``name`` is bound, where the evaluation is, by an import in a ``try`` body
+        of packages installed here (the handler defines a stand-in): the body is what runs, so
+        the name is the import's (``optional_imports``)."""
+        b = in_force(pm, pm.tree.body, name, self.positions.get(pm.path)).binding
+        if b is None or b.kind != KIND_RUN or not isinstance(b.node, cst.Try):
+            return False
+        if name not in optional_imports.bound_names(b.node.body) or optional_imports.missing(b.node.body):
+            return False
+        self.note(optional_imports.taken_note(b.node.body))
+        return True
 
     def local_value(self, pm, node: cst.Name):
         """A name local to the function around the configs expression (``configs = [...]``

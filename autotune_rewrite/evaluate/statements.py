@@ -10,36 +10,16 @@ on lists, ``return``. Anything else stops with the reason.
 from __future__ import annotations
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 
 from autotune_rewrite.evaluate.classes import set_attribute
 from autotune_rewrite.evaluate.operations import BINOPS, short
-from autotune_rewrite.module_resolver import installed
+from autotune_rewrite.evaluate import optional_imports
 from autotune_rewrite.evaluate.values import (
     MAX_DEPTH, Break, Continue, Function, Opaque, Return, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
         cst.FloorDivideAssign: cst.FloorDivide}
-
-
-def _imported(block) -> list[str]:
-    """The absolute modules a block's import statements name (``import a.b``, ``from a import b``)."""
-    body = block.body if isinstance(block, cst.IndentedBlock) else []
-    out = []
-    for stmt in body:
-        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Import):
-                out += [get_full_name_for_node(a.name) for a in small.names]
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
-                out.append(get_full_name_for_node(small.module))
-    return list(dict.fromkeys(out))
-
-
-def _imports(block) -> bool:
-    body = block.body if isinstance(block, cst.IndentedBlock) else []
-    return any(isinstance(small, (cst.Import, cst.ImportFrom))
-               for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body)
 
 
 class HelperCalls:
@@ -161,12 +141,12 @@ class HelperCalls:
             finally:
                 self.loop_depth -= 1
         elif isinstance(stmt, cst.Try):
-            if _imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``: where it is installed
-                missing = [m for m in _imported(stmt.body) if not installed(m)]
+            if optional_imports.has_imports(stmt.body):  # ``try: import fastlib`` / ``except ImportError``
+                missing = optional_imports.missing(stmt.body)
                 if missing:
                     raise Unresolved(f"`try` around an import of {', '.join(missing)}, which is not installed here: "
                                      "the fallback is what runs, and it is not evaluated")
-                self.note("optional import taken: " + ", ".join(_imported(stmt.body)) + " installed where the tool runs")
+                self.note(optional_imports.taken_note(stmt.body))
             self._block(pm, stmt.body, env)
             if stmt.orelse is not None:
                 self._block(pm, stmt.orelse.body, env)
