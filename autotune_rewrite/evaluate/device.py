@@ -14,6 +14,7 @@ The reasons for what stays unknown are worded in ``unknowns`` (one vocabulary fo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from autotune_rewrite.evaluate import unknowns
@@ -82,10 +83,36 @@ class CudaVersion:
 
 
 class Environ(dict):
-    """``os.environ`` as the settings' ``env`` table and ``--env`` give it."""
+    """``os.environ`` as the settings' ``env`` table and ``--env`` give it. A variable read unset
+    (``get`` with a default, ``in``) is recorded in ``defaults``: the answer rests on it, and the
+    origin of what it decided says so (``defaults_read``)."""
+
+    def __init__(self, env: Mapping[str, str] = MappingProxyType({})):
+        super().__init__(env)
+        self.defaults: dict[str, Any] = {}
 
     def __missing__(self, key):
         raise Unresolved(unknowns.env_unset(str(key)))
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self[key]
+        self.defaults.setdefault(key, default)
+        return default
+
+    def __contains__(self, key) -> bool:
+        found = dict.__contains__(self, key)
+        if not found:
+            self.defaults.setdefault(key, None)
+        return found
+
+
+def defaults_read(answers) -> list[str]:
+    """The unset variables ``answers``' environment was read at (by a default or ``in``), worded."""
+    environ = answers.values.get("os.environ")
+    if not isinstance(environ, Environ):
+        return []
+    return [unknowns.env_default(name, default) for name, default in environ.defaults.items()]
 
 
 def _neutral(name: str):
@@ -136,7 +163,7 @@ def _env_get(env: Mapping[str, str]):
         if not args or not isinstance(args[0], str):
             raise Unresolved("os.environ.get with a name that is not a literal string")
         default = args[1] if len(args) > 1 else kwargs.get("default")
-        return env.get(args[0], default)
+        return env.get(args[0], default)  # an ``Environ``: an unset read is recorded
 
     return get
 

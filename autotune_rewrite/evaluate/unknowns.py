@@ -55,6 +55,12 @@ def env_unset(name: str) -> str:
     return f"`os.environ[{name!r}]` is not set: pass --env {name}=VALUE or set it under [tool.autotune-rewrite.env]"
 
 
+def env_default(name: str, default) -> str:
+    """An unset variable the answer rests on (``os.environ.get(name, default)``, ``name in os.environ``)."""
+    read = f"read as its default {default!r}" if default is not None else "read as unset"
+    return f"environment: {name} {read} (--env {name}=VALUE or [tool.autotune-rewrite.env] to choose)"
+
+
 def runtime_branch(test: str) -> str:
     return f"the branch on `{test}` is only known at run time (it reads runtime data)"
 

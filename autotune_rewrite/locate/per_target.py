@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
-from autotune_rewrite.evaluate.device import TargetQuery
+from autotune_rewrite.evaluate.device import TargetQuery, defaults_read
 from autotune_rewrite.locate.early_prune import KEY, pruned
 from autotune_rewrite.model import ConfigValue, TargetConfigs
 from autotune_rewrite.targets import Target
@@ -90,7 +90,7 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
     ev = _at_site(pm, node, resolve_for(neutral), neutral, context.read_data)
     try:
         configs = _value(ev, pm, node, prune)
-        return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(ev.data_files))
+        return Resolution(configs, _origin(ev, neutral), data_files=tuple(ev.data_files))
     except Pending as exc:
         return Resolution(reason=f"configs {exc}", pending=exc.fq, data_files=tuple(ev.data_files))
     except TargetQuery:
@@ -104,7 +104,7 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
         ev = _at_site(pm, node, resolve_for(answers), answers, context.read_data)
         try:
             entry = TargetConfigs((target.name,), _value(ev, pm, node, prune),
-                                  ", ".join(ev.origin) or "literal list", None, tuple(ev.queries))
+                                  _origin(ev, answers), None, tuple(ev.queries))
         except Unresolved as exc:
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
@@ -113,13 +113,20 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
         # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
         # target: the configs are as written, and the same everywhere unless they ask too.
         try:
+            neutral = DEFAULT_ANSWERS.for_target(None, context.env)
             ev, configs = _once(pm, node, resolve_for(neutral), neutral, read_data=context.read_data)
-            return Resolution(configs, ", ".join(ev.origin) or "literal list", data_files=tuple(files))
+            return Resolution(configs, _origin(ev, neutral), data_files=tuple(files))
         except Unresolved:
             pass
     names = " / ".join(", ".join(g.targets) for g in groups)
     return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups),
                       data_files=tuple(files))
+
+
+def _origin(ev, answers) -> str:
+    """How the configs were resolved, with every unset environment variable they rest on (read
+    at its default: an assumption, listed)."""
+    return ", ".join([*ev.origin, *defaults_read(answers)]) or "literal list"
 
 
 def _merge(groups: list[TargetConfigs], entry: TargetConfigs) -> list[TargetConfigs]:
