@@ -62,7 +62,8 @@ def test_decorator_stack_params_and_options(result):
     ("k_imported_var", "imported from pkg.helpers", ["BLOCK_M=64 w4 s3"]),
     ("k_filter", "literal list, module variable, concatenation, filter", ["BLOCK=64 w8 s3", "BLOCK=128 w8 s4 maxnreg128"]),
     # ``BASE if os.environ.get("FAST") else EXTRA``: FAST at its default (unset), never the union
-    ("k_conditional", "literal list, module variable", ["BLOCK=128 w8 s4 maxnreg128"]),
+    ("k_conditional", "literal list, module variable, environment: FAST read as unset (--env FAST=VALUE or "
+     "[tool.autotune-rewrite.env] to choose)", ["BLOCK=128 w8 s4 maxnreg128"]),
     ("k_positional", "literal list", ["BLOCK=16 w2 s1"]),
 ])
 def test_config_shapes(result, kernel, origin, expected):
