@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from autotune_rewrite import output
-from autotune_rewrite.output.explain import error_text
+from autotune_rewrite.output.explain_rewrite import error_text
 from autotune_rewrite.errors import ExitCode, UserError
 
 EXIT_CODES_HELP = (

@@ -11,7 +11,7 @@ import pytest
 
 from autotune_rewrite import findings as cf
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.output import explain
+from autotune_rewrite.output import explain, explain_rewrite
 from autotune_rewrite.rewrite import facts as rf
 
 W4 = ConfigValue({"BLOCK_T": 16}, num_warps=4, num_stages=2)
@@ -74,45 +74,45 @@ def test_notes():
 
 
 def test_decision_facts():
-    assert explain.fact(rf.Dropped(BIG, rf.CANNOT_LAUNCH, (OVER,))) == (
+    assert explain_rewrite.fact(rf.Dropped(BIG, rf.CANNOT_LAUNCH, (OVER,))) == (
         "drop BLOCK_T=32 w4 s2: cannot launch: sm_120 (BLOCK_H=16): shared memory 104,704 B > 101,376 B "
         "opt-in limit of sm_120, over by 3,328 B")
-    assert explain.dropped_why(rf.Dropped(W4, rf.SINGLE_CONFIG)) == "v1 keeps a single config"
-    assert explain.dropped_why(rf.Dropped(W4, rf.TWO_WARP_COUNTS)) == "v3 keeps the chosen tile at two warp counts"
-    assert explain.fact(rf.KeptLaunchable((W4, W8))) == "keep 2 launchable config(s): BLOCK_T=16 w4 s2, BLOCK_T=16 w8 s2"
-    assert explain.fact(rf.WarpsSpill(W8, 40, 0, 4)) == "not BLOCK_T=16 w8 s2: 40 spills (vs 0 at 4 warps)"
-    assert explain.fact(rf.WarpsRejected(BIG, (OVER,))).startswith("not BLOCK_T=32 w4 s2: sm_120 (BLOCK_H=16): shared")
-    assert explain.fact(rf.WarpsRaised(W8, 4, (AT_W8,))) == (
+    assert explain_rewrite.dropped_why(rf.Dropped(W4, rf.SINGLE_CONFIG)) == "v1 keeps a single config"
+    assert explain_rewrite.dropped_why(rf.Dropped(W4, rf.TWO_WARP_COUNTS)) == "v3 keeps the chosen tile at two warp counts"
+    assert explain_rewrite.fact(rf.KeptLaunchable((W4, W8))) == "keep 2 launchable config(s): BLOCK_T=16 w4 s2, BLOCK_T=16 w8 s2"
+    assert explain_rewrite.fact(rf.WarpsSpill(W8, 40, 0, 4)) == "not BLOCK_T=16 w8 s2: 40 spills (vs 0 at 4 warps)"
+    assert explain_rewrite.fact(rf.WarpsRejected(BIG, (OVER,))).startswith("not BLOCK_T=32 w4 s2: sm_120 (BLOCK_H=16): shared")
+    assert explain_rewrite.fact(rf.WarpsRaised(W8, 4, (AT_W8,))) == (
         "add BLOCK_T=16 w8 s2: sm_120/BLOCK_H=16: 16.7% occupancy (8 warps/SM, limited by shared memory), "
         "200 regs, 0 spills, 61,568 B SMEM")
-    assert explain.fact(rf.StageSpill(S3, 6, 0, 2)) == "skip BLOCK_T=16 w8 s3: 6 spills (vs 0 at num_stages=2)"
-    assert explain.fact(rf.StageRejected(S3, (OVER,))).startswith("skip BLOCK_T=16 w8 s3: sm_120 (BLOCK_H=16): ")
-    assert explain.fact(rf.BenchmarkedAtWarmup(3)).startswith("3 configs: the autotuner benchmarks them at warm-up")
-    assert explain.fact(rf.SingleConfig(W8, (AT_W8,))).startswith(
+    assert explain_rewrite.fact(rf.StageSpill(S3, 6, 0, 2)) == "skip BLOCK_T=16 w8 s3: 6 spills (vs 0 at num_stages=2)"
+    assert explain_rewrite.fact(rf.StageRejected(S3, (OVER,))).startswith("skip BLOCK_T=16 w8 s3: sm_120 (BLOCK_H=16): ")
+    assert explain_rewrite.fact(rf.BenchmarkedAtWarmup(3)).startswith("3 configs: the autotuner benchmarks them at warm-up")
+    assert explain_rewrite.fact(rf.SingleConfig(W8, (AT_W8,))).startswith(
         "keep one config, BLOCK_T=16 w8 s2: the only tile that launches, at the highest occupancy reachable by "
         "raising num_warps without new spills (sm_120/BLOCK_H=16: 16.7% occupancy")
-    assert explain.fact(rf.BucketKeyed(W4, W8)).startswith("keep BLOCK_T=16 w4 s2 and BLOCK_T=16 w8 s2 and key on")
+    assert explain_rewrite.fact(rf.BucketKeyed(W4, W8)).startswith("keep BLOCK_T=16 w4 s2 and BLOCK_T=16 w8 s2 and key on")
 
 
 def test_errors_carry_data_and_are_worded_here():
     fit = cf.LargestFit("sm_120", "BLOCK_T", 16, (("num_stages", 2),), 61_568, 101_376)
     err = rf.NoCommonConfig("k.py::k", ("sm_120",), (fit,))
-    assert explain.error_text(err) == ("k.py::k: no config can launch on sm_120; by the fitted SMEM model (an estimate) the largest "
+    assert explain_rewrite.error_text(err) == ("k.py::k: no config can launch on sm_120; by the fitted SMEM model (an estimate) the largest "
                         "tile that fits is sm_120: BLOCK_T <= 16 at num_stages=2 (predicted 61,568 B of 101,376 B): "
                         "add such a config and re-run")
-    assert explain.error_text(rf.NoCommonConfig("k.py::k", ("sm_86", "sm_120"), ())).endswith(
+    assert explain_rewrite.error_text(rf.NoCommonConfig("k.py::k", ("sm_86", "sm_120"), ())).endswith(
         "on sm_86, sm_120; add a smaller tile (fewer stages or a smaller BLOCK_*) and re-run")
-    assert explain.error_text(rf.RecheckRefused("k.py::k", BIG, "sm_120", OVER.refusal)) == (
+    assert explain_rewrite.error_text(rf.RecheckRefused("k.py::k", BIG, "sm_120", OVER.refusal)) == (
         "k.py::k: rewritten config BLOCK_T=32 w4 s2 does not launch on sm_120: shared memory 104,704 B > "
         "101,376 B opt-in limit of sm_120, over by 3,328 B")
 
 
 def test_facts_are_json_with_their_kind():
-    data = explain.fact_json(rf.Dropped(BIG, rf.CANNOT_LAUNCH, (OVER,)))
+    data = explain_rewrite.fact_json(rf.Dropped(BIG, rf.CANNOT_LAUNCH, (OVER,)))
     json.dumps(data)
     assert data["kind"] == "dropped" and data["reason"] == "cannot_launch"
     assert data["refused"][0]["refusal"] == {"arch": "sm_120", "shared_bytes": 104_704, "static_bytes": 0,
                                               "limit": 101_376, "registers_compiled": True, "kind": "smem_over_optin"}
-    assert explain.fact_json("an error's message") is None
-    assert explain.why("an error's message") == "an error's message"
-    assert explain.why(rf.NoSecondWarpCount(W8)).endswith("; use v1")
+    assert explain_rewrite.fact_json("an error's message") is None
+    assert explain_rewrite.why("an error's message") == "an error's message"
+    assert explain_rewrite.why(rf.NoSecondWarpCount(W8)).endswith("; use v1")

@@ -19,7 +19,7 @@ import pytest
 from projection_kernel import PROJECTION_SETTINGS, projection_def
 from rewrite_e2e import commit_tree
 
-from autotune_rewrite.output.explain import rewrite_note, why as worded
+from autotune_rewrite.output.explain_rewrite import rewrite_note, why as worded
 from autotune_rewrite.rewrite.diff import run_rewrites
 
 HEAD = "import triton\nimport triton.language as tl\n"

@@ -9,7 +9,7 @@ from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
-from autotune_rewrite.output.explain import rewrite_note
+from autotune_rewrite.output.explain_rewrite import rewrite_note
 from autotune_rewrite.rewrite.decision import PlannedConfig
 
 KERNEL = '''import triton

@@ -10,7 +10,7 @@ import pytest
 from sitebuilder import build_site
 
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.output.explain import error_text
+from autotune_rewrite.output.explain_rewrite import error_text
 from autotune_rewrite.evidence import (
     CompileJob,
     CompileOutcome,
@@ -23,7 +23,7 @@ from autotune_rewrite.evidence import (
 from autotune_rewrite.findings import LargestFit, SmemOverOptin
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.outcomes import Status
-from autotune_rewrite.output import explain
+from autotune_rewrite.output import explain_rewrite
 from autotune_rewrite.rewrite.facts import CANNOT_LAUNCH, SINGLE_CONFIG, NoSecondWarpCount, Refused, WarpsSpill
 from autotune_rewrite.rewrite.choice import MAX_WARPS
 from autotune_rewrite.rewrite.decision import config_key
@@ -88,12 +88,12 @@ def test_prune_drops_the_two_block_t_32_configs(site):
     assert [x.config.label() for x in d.dropped] == ["BLOCK_T=32 w4 s2", "BLOCK_T=32 w8 s2"]
     assert d.dropped[0].reason == CANNOT_LAUNCH
     assert d.dropped[0].refused == (Refused("BLOCK_H=16", "sm_120", SmemOverOptin("sm_120", 104_704, 0, CAP)),)
-    assert explain.dropped_why(d.dropped[0]) == (
+    assert explain_rewrite.dropped_why(d.dropped[0]) == (
         "cannot launch: sm_120 (BLOCK_H=16): shared memory 104,704 B > 101,376 B opt-in limit of sm_120, "
         "over by 3,328 B")
-    assert explain.explanation(d) == [
-        "drop BLOCK_T=32 w4 s2: " + explain.dropped_why(d.dropped[0]),
-        "drop BLOCK_T=32 w8 s2: " + explain.dropped_why(d.dropped[1]),
+    assert explain_rewrite.explanation(d) == [
+        "drop BLOCK_T=32 w4 s2: " + explain_rewrite.dropped_why(d.dropped[0]),
+        "drop BLOCK_T=32 w8 s2: " + explain_rewrite.dropped_why(d.dropped[1]),
         "keep 1 launchable config(s): BLOCK_T=16 w4 s2",
     ]
     assert cands == []
@@ -107,9 +107,9 @@ def test_v1_raises_warps_to_8_and_rejects_16_for_its_spills(site):
     assert asked == [f"BLOCK_T=16 w{w} s2" for w in (8, 16)] and MAX_WARPS == 16
     w16 = ConfigValue({"BLOCK_T": 16}, num_warps=16, num_stages=2)
     assert [f for f in d.explanation if isinstance(f, WarpsSpill)] == [WarpsSpill(w16, 40, 0, 4)]
-    assert "not BLOCK_T=16 w16 s2: 40 spills (vs 0 at 4 warps)" in explain.explanation(d)
+    assert "not BLOCK_T=16 w16 s2: 40 spills (vs 0 at 4 warps)" in explain_rewrite.explanation(d)
     assert [x.reason for x in d.dropped] == [CANNOT_LAUNCH, CANNOT_LAUNCH, SINGLE_CONFIG]
-    assert explain.subject(d) == "Force num_warps=8 for _decode_kernel on sm_120"
+    assert explain_rewrite.subject(d) == "Force num_warps=8 for _decode_kernel on sm_120"
 
 
 def test_v2_adds_w8_and_its_stage_plus_one(site):
@@ -151,7 +151,7 @@ def test_v3_is_skipped_when_no_higher_warp_count_helps(site):
     only = site.__class__(**{**site.__dict__, "configs": (ConfigValue({"BLOCK_T": 16}, num_warps=16, num_stages=2),)})
     d, _ = _decide("v3", only)
     assert d.skipped == NoSecondWarpCount(only.configs[0])
-    assert explain.fact(d.skipped) == (
+    assert explain_rewrite.fact(d.skipped) == (
         "v3 needs the tile BLOCK_T=16 w16 s2 at two warp counts, but raising num_warps gives no launchable "
         "config without new spills; use v1")
 
@@ -209,7 +209,7 @@ def test_v1_takes_the_fastest_launchable_config_of_a_bench_on_the_target(site):
     assert d.configs[0].kept is None and d.configs[0].template == 1  # written like the BLOCK_T=8 original
     chosen = next(f for f in d.explanation if isinstance(f, BenchChosen))
     assert chosen.worst_gap == pytest.approx(0.1)
-    assert "measured on sm_120 (graph_ms, bench.json), within +10.0% of the fastest" in explain.fact(chosen)
+    assert "measured on sm_120 (graph_ms, bench.json), within +10.0% of the fastest" in explain_rewrite.fact(chosen)
 
 
 def test_a_bench_from_another_gpu_decides_nothing(site):

@@ -72,12 +72,12 @@ def plan(path: Path, kernel: str, variants: Sequence[str], archs: Sequence[str] 
         try:
             decision, _ = decide_compiled(v, site, reports, root, result.targets, workers, None, True)
         except VariantRefused as refused:  # several tiles and no timings yet: this bench decides
-            from autotune_rewrite.output.explain import fact
+            from autotune_rewrite.output.explain_rewrite import fact
 
             notes.append(fact(refused.fact))
             continue
         if decision.skipped:
-            from autotune_rewrite.output.explain import fact  # the words live in output/
+            from autotune_rewrite.output.explain_rewrite import fact  # the words live in output/
 
             notes.append(f"{v}: not applicable ({fact(decision.skipped)})")
             continue

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from autotune_rewrite import output
 from autotune_rewrite.findings import Assumed
-from autotune_rewrite.output import explain
+from autotune_rewrite.output import explain, explain_rewrite
 from autotune_rewrite.outcomes import Report, Status
 from autotune_rewrite.output.changed import changed_json, changed_line
 from autotune_rewrite.output.outcomes import judged_line, kernel_name, outcome_json, problem_text, report_json, stanzas, verdict_json
@@ -51,15 +51,15 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
                 }
                 for p in d.configs
             ],
-            "dropped": [{"config": x.config.label(), "why": explain.dropped_why(x), "reason": x.reason,
-                         "fact": explain.fact_json(x)} for x in d.dropped],
-            "guarded": [{"config": g.config.label(), "archs": list(g.archs), "fact": explain.fact_json(g)}
+            "dropped": [{"config": x.config.label(), "why": explain_rewrite.dropped_why(x), "reason": x.reason,
+                         "fact": explain_rewrite.fact_json(x)} for x in d.dropped],
+            "guarded": [{"config": g.config.label(), "archs": list(g.archs), "fact": explain_rewrite.fact_json(g)}
                         for g in d.guarded],
-            "per_target": [{**explain.fact_json(f), "line": explain.fact(f)} for f in effects[0]],
-            "per_spec": [{**explain.fact_json(f), "line": explain.fact(f)} for f in effects[1]],
+            "per_target": [{**explain_rewrite.fact_json(f), "line": explain_rewrite.fact(f)} for f in effects[0]],
+            "per_spec": [{**explain_rewrite.fact_json(f), "line": explain_rewrite.fact(f)} for f in effects[1]],
             "bs_bucket": d.add_bs_bucket,
-            "explanation": explain.explanation(d),
-            "facts": [explain.fact_json(f) for f in d.explanation],
+            "explanation": explain_rewrite.explanation(d),
+            "facts": [explain_rewrite.fact_json(f) for f in d.explanation],
             "files": [run.prefix + c.path for c in kr.changes],
             "rechecked": bool(kr.recheck),
         })
@@ -69,12 +69,12 @@ def print_json(run: RewriteRun, report: Report | None = None) -> None:
         "targets": list(run.targets),
         "triton_version": run.triton_version,
         "kernels": kernels,
-        "skipped": [{"kernel": run.prefix + k, "why": explain.why(why), "fact": explain.fact_json(why)}
+        "skipped": [{"kernel": run.prefix + k, "why": explain_rewrite.why(why), "fact": explain_rewrite.fact_json(why)}
                     for k, why in run.skipped],
-        "failed": [{"kernel": run.prefix + k, "why": explain.why(why)} for k, why in run.failed],
+        "failed": [{"kernel": run.prefix + k, "why": explain_rewrite.why(why)} for k, why in run.failed],
         "outcomes": _outcomes_json(run),
         "summary": {**report_json(report), "line": judged_line(report)},
-        "notes": [explain.rewrite_note(n) for n in run.notes],
+        "notes": [explain_rewrite.rewrite_note(n) for n in run.notes],
         "changed_files": [run.prefix + c.path for c in run.changes],
         "diff": run.diff,
         "changed_since": changed_json(run.changed),
@@ -101,12 +101,12 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
         d = kr.decision
         state = "changes" if kr.changes else "no change"
         err.print(f"[bold]{escape(run.prefix + d.site.ident)}[/] {d.variant} ({state}; {escape(versions)})", markup=True)
-        for line in explain.explanation(d):
+        for line in explain_rewrite.explanation(d):
             err.print(f"  - {escape(line)}", markup=True)
         if len(d.targets) > 1 or d.guarded:  # the fleet: what each target's autotuner times now
             per_target, per_spec = fleet.effects(d, kr.reports)
             for f in (*per_target, *per_spec):
-                err.print(f"  - {escape(explain.fact(f))}", markup=True)
+                err.print(f"  - {escape(explain_rewrite.fact(f))}", markup=True)
         for r in kr.reports:  # what the verdicts behind this decision rest on
             if r.spec is not None and r.spec.assumptions:
                 err.print(f"  - {escape(explain.note(Assumed(r.spec.name, r.spec.assumptions)))}", markup=True)
@@ -122,12 +122,12 @@ def print_summary(run: RewriteRun, report: Report | None = None) -> None:
                     markup=True,
                 )
     for ident, why in run.skipped:
-        output.warning(f"{run.prefix}{ident}: skipped: {explain.why(why)}")
+        output.warning(f"{run.prefix}{ident}: skipped: {explain_rewrite.why(why)}")
     for ident, why in run.failed:
-        output.warning(f"{run.prefix}{ident}: cannot be changed: {explain.why(why)}")
+        output.warning(f"{run.prefix}{ident}: cannot be changed: {explain_rewrite.why(why)}")
     _not_judged(run)
     for note in run.notes:
-        output.warning(explain.rewrite_note(note))
+        output.warning(explain_rewrite.rewrite_note(note))
     n = len(run.changes)
     if n:
         err.print(f"{run.variant}: {n} file{'s' if n != 1 else ''} would change: " + ", ".join(run.prefix + c.path for c in run.changes))
@@ -149,7 +149,7 @@ def print_apply(result: ApplyResult, report: Report | None = None) -> None:
     for ident, variant in result.unchanged:
         err.print(f"{escape(ident)} {variant}: nothing to change, no branch", markup=True)
     for ident, why in result.skipped:
-        output.warning(f"{ident}: skipped: {explain.why(why)}")
+        output.warning(f"{ident}: skipped: {explain_rewrite.why(why)}")
     if result.runs:
         _not_judged(result.runs[0])
         for run in result.runs[1:]:  # a bug in a later variant's run only

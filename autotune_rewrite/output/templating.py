@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport
-from autotune_rewrite.output import explain
+from autotune_rewrite.output import explain, explain_rewrite
 from autotune_rewrite.rewrite import fleet
 from autotune_rewrite.rewrite.decision import Decision, config_key
 
@@ -166,15 +166,15 @@ def context(kr, run, bench: dict | None = None) -> dict:
     return {
         "bench": bench_context(bench, d.variant),
         "bucket_rule": bucket_rule,
-        "subject": explain.subject(d),
+        "subject": explain_rewrite.subject(d),
         "kernel": d.site.kernel,
         "ident": f"{prefix}{d.site.ident}",
         "variant": d.variant,
         "targets": ", ".join(d.targets),
-        "explanation": explain.explanation(d),
-        "per_target": [explain.fact(f) for f in per_target],
-        "per_spec": [explain.fact(f) for f in per_spec],
-        "notes": [explain.rewrite_note(n) for n in kr.notes],
+        "explanation": explain_rewrite.explanation(d),
+        "per_target": [explain_rewrite.fact(f) for f in per_target],
+        "per_spec": [explain_rewrite.fact(f) for f in per_spec],
+        "notes": [explain_rewrite.rewrite_note(n) for n in kr.notes],
         "assumptions": [{"spec": r.spec.name, "parameter": a.parameter, "value": a.value, "source": a.source}
                         for r in reports if r.spec is not None for a in r.spec.assumptions],
         "files": [f"{prefix}{c.path}" for c in kr.changes],
