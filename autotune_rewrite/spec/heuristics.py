@@ -6,7 +6,7 @@ config's meta-parameters, so its value can differ per config. ``check`` needs th
 compile what the runtime compiles. The lambda is evaluated by the one static evaluator
 (``evaluate/``) on a dict of the spec's values plus the config's; a tensor argument is an
 opaque object (``args["g"] is not None`` holds), an int of unknown value is
-``spec_inference.ASSUMED_INT`` (divisible by 16, not 1, large: the same assumption as
+``spec_draft.ASSUMED_INT`` (divisible by 16, not 1, large: the same assumption as
 everywhere else, listed with the verdict). A lambda that needs anything else (a call into the
 program, a tensor's shape) stays unknown, and the parameter is what the kernel still needs.
 """

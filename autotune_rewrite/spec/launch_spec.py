@@ -31,6 +31,8 @@ from typing import Any
 from autotune_rewrite.spec import spec_cases as cases
 from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 from autotune_rewrite.spec import spec_inference as inf
+from autotune_rewrite.spec.runtime_types import annotation_type, int_type
+from autotune_rewrite.spec.spec_draft import Context, Draft, ParamSpec
 from autotune_rewrite.spec.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values, tile_extents,
 )
@@ -101,7 +103,7 @@ def resolve_specs(
     constexprs = {p.name for p in site.params if p.is_constexpr} - set(meta_params(site))
     # A constexpr naming a TMA block dimension in a pre_hook shapes a tile, whatever the body does with it.
     tile_dims = {d for c in site.configs or () for _, dims in c.descriptor_shapes for d in dims if isinstance(d, str)}
-    ctx = inf.Context(site, frozenset(meta_params(site)), frozenset(pointers),
+    ctx = Context(site, frozenset(meta_params(site)), frozenset(pointers),
                       frozenset(index_pointer_params(kernel_source, site.kernel)),
                       normalize_type("*" + dtype_name), dtype_name, exact,
                       arithmetic=frozenset(arithmetic_only(kernel_source, site.kernel, constexprs - tile_dims)),
@@ -116,7 +118,7 @@ def resolve_specs(
                       modes=modes_of(kernel_source, site.kernel, constexprs),
                       required=required_values(kernel_source, site.kernel, constexprs))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
-    drafts: list[inf.Draft] = []
+    drafts: list[Draft] = []
     sources: list[str] = []
     not_compiled: tuple[str, ...] = ()
     if mine:
@@ -154,7 +156,7 @@ def resolve_specs(
     return SpecResolution(site, specs, missing, stanza, not_compiled)
 
 
-def _stated(site: AutotuneSite, entry: SpecEntry, settings_file: str, key: str) -> dict[str, inf.ParamSpec]:
+def _stated(site: AutotuneSite, entry: SpecEntry, settings_file: str, key: str) -> dict[str, ParamSpec]:
     """A settings table's parameters (exact: the user, or ``capture``, stated them)."""
     given_types, given_consts, values = dict(entry.types), dict(entry.constexprs), dict(entry.values)
     names = {p.name for p in site.params}
@@ -162,22 +164,22 @@ def _stated(site: AutotuneSite, entry: SpecEntry, settings_file: str, key: str) 
     if stray:
         raise UserError(f"{settings_file or 'settings'}: {key + ' ' if key else ''}(kernel {entry.kernel} spec '{entry.spec}'): "
                         f"no parameter named {', '.join(stray)} (parameters: {', '.join(p.name for p in site.params)})")
-    out: dict[str, inf.ParamSpec] = {}
+    out: dict[str, ParamSpec] = {}
     for p in site.params:
         if p.name in given_consts:
-            out[p.name] = inf.ParamSpec("constexpr", given_consts[p.name], source="settings")
+            out[p.name] = ParamSpec("constexpr", given_consts[p.name], source="settings")
         elif p.name in given_types:
             ty = given_types[p.name]
             if ty != "constexpr":
                 value = values.get(p.name)
-                out[p.name] = (inf.ParamSpec(ty, value, source="settings") if value is not None
-                               else inf.ParamSpec(ty, source="settings"))
+                out[p.name] = (ParamSpec(ty, value, source="settings") if value is not None
+                               else ParamSpec(ty, source="settings"))
         elif p.name in values:
-            out[p.name] = inf.ParamSpec(inf.int_type(values[p.name]), values[p.name], source="settings")
+            out[p.name] = ParamSpec(int_type(values[p.name]), values[p.name], source="settings")
     return out
 
 
-def _spec(site: AutotuneSite, draft: inf.Draft, sources: Sequence[str], heuristic_values: tuple = (),
+def _spec(site: AutotuneSite, draft: Draft, sources: Sequence[str], heuristic_values: tuple = (),
           heuristic_assumptions: Sequence = ()) -> LaunchSpec:
     params = draft.params
     used = {s.source for s in params.values()}
@@ -244,7 +246,7 @@ def specialize(site: AutotuneSite, spec: LaunchSpec, config: ConfigValue | None)
             continue
         value = kwargs.get(p.name, values.get(p.name))
         specialized = p.name not in dns and not (ty in ("u1",) or ty.startswith(("fp", "bf")))
-        pinned = inf.annotation_type(p) is not None
+        pinned = annotation_type(p) is not None
         if ty.startswith("*") or pointer_paths(ty):  # a pointer, or a tuple holding pointers
             if specialized:
                 divisible.append(p.name)  # assumed 16-byte aligned (fresh torch allocations are 256)

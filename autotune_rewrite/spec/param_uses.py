@@ -6,7 +6,7 @@ pointer's ``block_shape``, ``tl.static_range(N)``), a branch (``if HAS_BIAS:``),
 compiled: its value must be stated. One that only enters arithmetic (a stride, a loop bound, a
 mask's comparison) does not change any tile shape, so an assumed value gives the same shared
 memory as the true one, provided the assumed value does not remove work: ``check`` assumes a
-large one (see ``spec_inference.ARITHMETIC_CONSTEXPR``), which keeps every loop long enough to
+large one (see ``spec_draft.ASSUMED_INT``), which keeps every loop long enough to
 pipeline. Read with the standard ``ast``, names followed through local assignments.
 """
 

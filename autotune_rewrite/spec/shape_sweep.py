@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from autotune_rewrite.spec import spec_cases as cases
-from autotune_rewrite.spec.spec_inference import Context, Draft
+from autotune_rewrite.spec.spec_draft import Context, Draft
 
 # The default sweep of a dimension used as a tile extent: the head dims and hidden-size tiles
 # LLM serving uses. One home for it; the words in the output name it.

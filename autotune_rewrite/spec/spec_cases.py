@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from autotune_rewrite.constexpr_values import read_constexpr
-from autotune_rewrite.spec.spec_inference import ASSUMED_INT, Context, Draft, ParamSpec, int_type
+from autotune_rewrite.spec.runtime_types import int_type
+from autotune_rewrite.spec.spec_draft import ASSUMED_INT, Context, Draft, ParamSpec
 from autotune_rewrite.triton_types import normalize_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.outcomes import Assumption

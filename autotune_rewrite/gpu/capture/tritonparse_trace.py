@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.spec.spec_inference import int_type
+from autotune_rewrite.spec.runtime_types import int_type
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
 
