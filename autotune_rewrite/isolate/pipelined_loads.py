@@ -36,7 +36,6 @@ bytes per copy), which is what a spec without the runtime's divisibility breaks.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from autotune_rewrite.isolate.kernel_ast import (
     TENSOR_MAKERS,
@@ -48,15 +47,12 @@ from autotune_rewrite.isolate.kernel_ast import (
     params,
     targets,
 )
+from autotune_rewrite.isolate.walk_frames import (
+    LOAD, NONE, STATIC_ATTRS, UNKNOWN, Flags, Frame, Memo, flat, fold, is_static, merge, transposed, union,
+)
 
-Flags = frozenset  # of LOAD / TRANSPOSED
-LOAD = "load"  # derived from a pipelined load by ops the pipeliner walks through
-TRANSPOSED = "transposed"  # ... with a transposition on the way
-NONE: Flags = frozenset()
-_STATIC_ATTRS = frozenset({"shape", "dtype", "element_ty", "type", "numel", "primitive_bitwidth"})
 _TRANSPOSES = frozenset({"trans", "permute"})
 _MAX_WALKS = 64
-_UNKNOWN = object()
 
 
 class _Undecided(Exception):
@@ -84,7 +80,7 @@ def through_shared_memory(loop: ast.For, fn: ast.FunctionDef, tensors: set[str],
     # branch of each, and a helper's branch decides both what it returns and whether it has a dot):
     # merging them would mix the addend of the no-dot branch with the dot of the other.
     pending: list[dict | None] = [{}]
-    memo = _Memo(spelled)
+    memo = Memo(spelled)
     static = _static_params(fn, kernel, functions, memo)
     walks = 0
     while pending:
@@ -107,146 +103,12 @@ def _names_read(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-# --------------------------------------------------------------------------- values
-def _flat(v) -> Flags:
-    if isinstance(v, tuple):
-        return frozenset().union(*(_flat(x) for x in v))
-    return v
-
-
-def _union(*values) -> Flags:
-    return frozenset().union(*(_flat(v) for v in values))
-
-
-def _transposed(v) -> Flags:
-    flags = _flat(v)
-    return frozenset({TRANSPOSED}) if flags else NONE
-
-
-def _merge(a, b):
-    """What a name holds after an ``if`` whose branches gave it ``a`` and ``b``."""
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(_merge(x, y) for x, y in zip(a, b))
-    return _union(a, b)
-
-
-@dataclass
-class _Frame:
-    """One function being walked: the loop's own, or a helper inlined into it."""
-
-    state: dict  # name -> what it holds so far in this iteration; absent: a value from before it
-    moving: set[str]  # names whose value changes with the iteration
-    tensors: set[str]  # names that may hold a tensor
-    static: set[str]  # names known at compile time (constexprs and what is computed from them)
-    local: set[str]  # the function's parameters and assigned names (any other name is a global)
-    consts: dict  # parameters bound to a literal (a helper's mode string, None, a default)
-    not_none: set[str]  # parameters bound to something that cannot be None (a call, arithmetic)
-
-
-
-class _Memo:
-    """What the walks of one loop need of each function, computed once for all of them."""
-
-    def __init__(self, spelled: dict[str, str]):
-        self.spelled = spelled
-        self._assigned: dict = {}
-        self._static: dict = {}
-        self._derived: dict = {}
-
-    def assigned(self, fn: ast.FunctionDef) -> dict[str, list[ast.expr]]:
-        if fn not in self._assigned:
-            self._assigned[fn] = assignments(fn)
-        return self._assigned[fn]
-
-    def local(self, fn: ast.FunctionDef) -> set[str]:
-        return set(params(fn)) | set(self.assigned(fn))
-
-    def static(self, fn: ast.FunctionDef, static_params: frozenset[str]) -> set[str]:
-        """The largest set of names whose every assignment is static given the set itself."""
-        key = (fn, static_params)
-        if key not in self._static:
-            assigned, local = self.assigned(fn), self.local(fn)
-            static = set(static_params) | (set(assigned) - set(params(fn)))
-            changed = True
-            while changed:
-                changed = False
-                for name, values in assigned.items():
-                    if name in static and not all(_static(v, static, local) for v in values):
-                        static.discard(name)
-                        changed = True
-            self._static[key] = static
-        return self._static[key]
-
-    def derived(self, fn: ast.FunctionDef, seeds: frozenset[str], makers: bool = False) -> set[str]:
-        """The names of ``fn`` computed from ``seeds`` (and, with ``makers``, from a tensor maker)."""
-        key = (fn, seeds, makers)
-        if key not in self._derived:
-            own = self._makes_tensor if makers else (lambda e: set())
-            found = closure(self.assigned(fn), {p: {"x"} for p in seeds}, own)
-            self._derived[key] = {n for n, s in found.items() if s} | set(seeds)
-        return self._derived[key]
-
-    def _makes_tensor(self, e: ast.AST) -> set[str]:
-        makes = broadcasts(e) or any(isinstance(c, ast.Call) and is_triton(c.func, TENSOR_MAKERS, self.spelled)
-                                     for c in ast.walk(e))
-        return {"x"} if makes else set()
-
-    def frame(self, fn: ast.FunctionDef, state: dict, moving: set[str], tensors: set[str],
-              static_params: set[str], consts: dict | None = None, not_none: set[str] = frozenset()) -> _Frame:
-        return _Frame(state, moving, tensors, self.static(fn, frozenset(static_params)), self.local(fn),
-                      dict(consts or {}), set(not_none))
-
-
-def _static(e: ast.AST, static: set[str], local: set[str]) -> bool:
-    """``e`` is known at compile time: constexprs, globals, shapes and dtypes, ``x is None``."""
-    if isinstance(e, ast.Constant):
-        return True
-    if isinstance(e, ast.Name):
-        return e.id in static or e.id not in local
-    if isinstance(e, ast.Attribute):
-        return e.attr in _STATIC_ATTRS or _static(e.value, static, local)
-    if isinstance(e, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in e.ops):
-        return True  # decided by the frontend, tensors included
-    if isinstance(e, (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.IfExp, ast.Tuple, ast.List,
-                      ast.Subscript, ast.Slice)):
-        return all(_static(c, static, local) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr))
-    return False  # a call, a lambda, ...: not known here
-
-
-def _fold(e: ast.AST, frame: _Frame):
-    """The value of a compile-time test from the literals its names are bound to; _UNKNOWN else."""
-    if isinstance(e, ast.Constant):
-        return e.value
-    if isinstance(e, ast.Name):
-        return frame.consts.get(e.id, _UNKNOWN)
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
-        v = _fold(e.operand, frame)
-        return _UNKNOWN if v is _UNKNOWN else not v
-    if isinstance(e, ast.BoolOp):
-        values = [_fold(v, frame) for v in e.values]
-        if _UNKNOWN in values:
-            return _UNKNOWN
-        return all(values) if isinstance(e.op, ast.And) else any(values)
-    if isinstance(e, ast.Compare) and len(e.ops) == 1:
-        op, right = e.ops[0], e.comparators[0]
-        if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
-                and isinstance(e.left, ast.Name) and e.left.id in frame.not_none:
-            return isinstance(op, ast.IsNot)
-        left, value = _fold(e.left, frame), _fold(right, frame)
-        if _UNKNOWN in (left, value):
-            return _UNKNOWN
-        compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
-                   ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}.get(type(op))
-        return _UNKNOWN if compare is None else compare(left, value)
-    return _UNKNOWN
-
-
 # --------------------------------------------------------------------------- the walk
 class _Iteration:
     """One iteration of the loop body, statement by statement, helpers inlined."""
 
     def __init__(self, functions: dict[str, ast.FunctionDef], spelled: dict[str, str], decisions: dict | None,
-                 memo: _Memo):
+                 memo: Memo):
         self.memo = memo
         self.functions = functions
         self.spelled = spelled
@@ -258,11 +120,11 @@ class _Iteration:
         return is_triton(func, names, self.spelled)
 
     # ----------------------------------------------------------------- statements
-    def block(self, body: list[ast.stmt], frame: _Frame, root: bool, returns: list) -> None:
+    def block(self, body: list[ast.stmt], frame: Frame, root: bool, returns: list) -> None:
         for stmt in body:
             self.statement(stmt, frame, root, returns)
 
-    def statement(self, stmt: ast.stmt, frame: _Frame, root: bool, returns: list) -> None:
+    def statement(self, stmt: ast.stmt, frame: Frame, root: bool, returns: list) -> None:
         if isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value, frame, root)
             for target in stmt.targets:
@@ -275,14 +137,14 @@ class _Iteration:
             self._bind(stmt.target, self.expr(ast.BinOp(left=current, op=stmt.op, right=stmt.value), frame, root),
                        frame)
         elif isinstance(stmt, ast.If):
-            static = _static(stmt.test, frame.static, frame.local)
+            static = is_static(stmt.test, frame.static, frame.local)
             if static:
-                taken = _fold(stmt.test, frame)
-                if taken is _UNKNOWN and self.decisions is not None:
+                taken = fold(stmt.test, frame)
+                if taken is UNKNOWN and self.decisions is not None:
                     if stmt not in self.decisions:
                         raise _Undecided(stmt)
                     taken = self.decisions[stmt]
-                if taken is not _UNKNOWN:
+                if taken is not UNKNOWN:
                     self.block(stmt.body if taken else stmt.orelse, frame, root, returns)
                     return
             inner = root and static  # a dot under a runtime if is inside an scf.if: no root
@@ -290,7 +152,7 @@ class _Iteration:
             self.block(stmt.body, frame, inner, returns)
             taken, frame.state = frame.state, dict(before)
             self.block(stmt.orelse, frame, inner, returns)
-            frame.state = {n: _merge(taken.get(n, NONE), frame.state.get(n, NONE))
+            frame.state = {n: merge(taken.get(n, NONE), frame.state.get(n, NONE))
                            for n in set(taken) | set(frame.state)}
         elif isinstance(stmt, (ast.For, ast.While)):
             self.block(stmt.body, frame, False, returns)  # a helper's own loop: its dots are not this loop's
@@ -301,19 +163,19 @@ class _Iteration:
         elif isinstance(stmt, ast.Expr):
             self.expr(stmt.value, frame, root)
 
-    def _bind(self, target: ast.expr, value, frame: _Frame) -> None:
+    def _bind(self, target: ast.expr, value, frame: Frame) -> None:
         if isinstance(target, ast.Name):
             frame.state[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
             pairwise = isinstance(value, tuple) and len(value) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts)
             for i, element in enumerate(target.elts):
-                self._bind(element, value[i] if pairwise else _flat(value), frame)
+                self._bind(element, value[i] if pairwise else flat(value), frame)
         elif isinstance(target, ast.Starred):
-            self._bind(target.value, _flat(value), frame)
+            self._bind(target.value, flat(value), frame)
 
     # ----------------------------------------------------------------- expressions
-    def expr(self, e: ast.AST, frame: _Frame, root: bool):
+    def expr(self, e: ast.AST, frame: Frame, root: bool):
         if isinstance(e, ast.Name):
             return frame.state.get(e.id, NONE)
         if isinstance(e, ast.Constant):
@@ -321,16 +183,16 @@ class _Iteration:
         if isinstance(e, (ast.Tuple, ast.List)):
             return tuple(self.expr(x, frame, root) for x in e.elts)
         if isinstance(e, ast.Attribute):
-            if e.attr in _STATIC_ATTRS:
+            if e.attr in STATIC_ATTRS:
                 return NONE
             base = self.expr(e.value, frame, root)
-            return _transposed(base) if e.attr == "T" else _flat(base)
+            return transposed(base) if e.attr == "T" else flat(base)
         if isinstance(e, ast.Subscript):
             base = self.expr(e.value, frame, root)
             index = e.slice.value if isinstance(e.slice, ast.Constant) else None
             if isinstance(base, tuple) and isinstance(index, int) and -len(base) <= index < len(base):
                 return base[index]
-            return _union(base, self.expr(e.slice, frame, root))
+            return union(base, self.expr(e.slice, frame, root))
         if isinstance(e, ast.Call):
             return self._call(e, frame, root)
         if isinstance(e, ast.BinOp):
@@ -342,9 +204,9 @@ class _Iteration:
                         self.expr(addend, frame, root)  # folded into the dot's accumulator
                         return self.expr(dot, frame, root)
         # Arithmetic, comparisons, selects: the walk goes through every operand.
-        return _union(*(self.expr(c, frame, root) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)))
+        return union(*(self.expr(c, frame, root) for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)))
 
-    def _call(self, call: ast.Call, frame: _Frame, root: bool):
+    def _call(self, call: ast.Call, frame: Frame, root: bool):
         args = list(call.args) + [k.value for k in call.keywords]
         if self._triton(call.func, frozenset({"load"})):
             return frozenset({LOAD}) if root and self._moving_load(args, frame) else NONE
@@ -360,7 +222,7 @@ class _Iteration:
             rest += [k.value for k in call.keywords if k.arg not in ("lhs", "acc")]
             return self._dot(lhs, ast.Tuple(elts=rest, ctx=ast.Load()), frame, root)
         if self._triton(call.func, _TRANSPOSES):
-            return _transposed(_union(*(self.expr(a, frame, root) for a in args)))
+            return transposed(union(*(self.expr(a, frame, root) for a in args)))
         helper = self.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
         if helper is not None and helper.name not in self.inlining:
             return self._inline(helper, call, frame, root)
@@ -368,13 +230,13 @@ class _Iteration:
         if isinstance(call.func, ast.Attribute):  # a method of a value: x.to(...), x.reshape(...)
             receiver = self.expr(call.func.value, frame, root)
             if call.func.attr in _TRANSPOSES:
-                return _transposed(_union(receiver, *values))
+                return transposed(union(receiver, *values))
             values.append(receiver)
-        return _union(*values)
+        return union(*values)
 
-    def _dot(self, a: ast.expr | None, b: ast.expr | None, frame: _Frame, root: bool) -> Flags:
-        first = _flat(self.expr(a, frame, root)) if a is not None else NONE
-        second = _flat(self.expr(b, frame, root)) if b is not None else NONE
+    def _dot(self, a: ast.expr | None, b: ast.expr | None, frame: Frame, root: bool) -> Flags:
+        first = flat(self.expr(a, frame, root)) if a is not None else NONE
+        second = flat(self.expr(b, frame, root)) if b is not None else NONE
         if root and (LOAD in first or second):
             self.pipelined = True
         return first | second
@@ -387,14 +249,14 @@ class _Iteration:
         acc = _dot_arguments(e)[2]
         return acc is None or (isinstance(acc, ast.Constant) and acc.value is None)
 
-    def _moving_load(self, address: list[ast.expr], frame: _Frame) -> bool:
+    def _moving_load(self, address: list[ast.expr], frame: Frame) -> bool:
         """A load of a tensor whose address moves with the loop (an invariant one is hoisted)."""
         names = {n.id for a in address for n in ast.walk(a) if isinstance(n, ast.Name)}
         makers = any(isinstance(c, ast.Call) and self._triton(c.func, TENSOR_MAKERS) for a in address for c in ast.walk(a))
         tensor = bool(names & frame.tensors) or makers or any(broadcasts(a) for a in address)
         return tensor and bool(names & frame.moving)
 
-    def _inline(self, helper: ast.FunctionDef, call: ast.Call, frame: _Frame, root: bool):
+    def _inline(self, helper: ast.FunctionDef, call: ast.Call, frame: Frame, root: bool):
         bound = _bound(helper, call)
         state = {p: self.expr(v, frame, root) for p, v in bound.items()}
         moving = {p for p, v in bound.items() if _names_read(v) & frame.moving}
@@ -403,7 +265,7 @@ class _Iteration:
         names = params(helper)
         tensors = self.memo.derived(helper, frozenset(names), makers=True)
         static = constexpr_params(helper) | {p for p in names if p not in bound}
-        static |= {p for p, v in bound.items() if _static(v, frame.static, frame.local)}
+        static |= {p for p, v in bound.items() if is_static(v, frame.static, frame.local)}
         consts, not_none = _defaults(helper), set()
         for p, v in bound.items():
             consts.pop(p, None)
@@ -423,7 +285,7 @@ class _Iteration:
             self.inlining.pop()
         out = returns[0] if returns else NONE
         for more in returns[1:]:
-            out = _merge(out, more)
+            out = merge(out, more)
         return out
 
 
@@ -440,7 +302,7 @@ def _bound(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr]:
     return bound
 
 
-def _static_params(fn: ast.FunctionDef, kernel: str, functions: dict[str, ast.FunctionDef], memo: _Memo,
+def _static_params(fn: ast.FunctionDef, kernel: str, functions: dict[str, ast.FunctionDef], memo: Memo,
                    seen: frozenset[str] = frozenset()) -> set[str]:
     """The parameters of ``fn`` known at compile time: the kernel's ``tl.constexpr`` ones; for a
     helper, also those every call of it in the bundle passes a compile-time value (``no_k_mask=
@@ -455,7 +317,7 @@ def _static_params(fn: ast.FunctionDef, kernel: str, functions: dict[str, ast.Fu
                 continue
             known = memo.static(caller, frozenset(_static_params(caller, kernel, functions, memo, seen | {fn.name})))
             for p, arg in _bound(fn, call).items():
-                if not _static(arg, known, memo.local(caller)):
+                if not is_static(arg, known, memo.local(caller)):
                     static.discard(p)
     return own | static
 
