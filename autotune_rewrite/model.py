@@ -224,6 +224,9 @@ class AutotuneSite:
     # Data files of the tree (JSON/YAML, root-relative) the configs were read from: inputs of
     # the site (``--changed-since``), and where a rewrite of its configs would have to edit.
     data_files: tuple[str, ...] = ()
+    # Environment variables unset where the tool ran that the configs were read at a default of:
+    # (name, the default; None for read as unset). Each is an assumption of every verdict.
+    environment: tuple[tuple[str, Any], ...] = ()
 
     @property
     def partly_unknown(self) -> str | None:

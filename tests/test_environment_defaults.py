@@ -53,3 +53,15 @@ def test_a_variable_given_with_env_is_no_assumption(tmp_path):
     site = _site(tmp_path, SWITCHES["get with a default"][0], env=[("PKG_FAST", "1")])
     assert [c.kwargs["B"] for c in site.configs] == [64]
     assert "environment:" not in site.configs_origin
+
+
+def test_every_spec_of_the_kernel_lists_the_variable_as_an_assumption(tmp_path):
+    from autotune_rewrite.spec import launch_spec
+
+    site = _site(tmp_path, SWITCHES["get with a default"][0])
+    assert site.environment == (("PKG_FAST", "0"),)
+    source = (tmp_path / "repo" / site.kernel_path).read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source)
+    for spec in res.specs:
+        (a,) = [a for a in spec.assumptions if a.parameter == "$PKG_FAST"]
+        assert a.value == "'0'" and "--env PKG_FAST=VALUE" in a.source

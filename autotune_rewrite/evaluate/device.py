@@ -107,12 +107,11 @@ class Environ(dict):
         return found
 
 
-def defaults_read(answers) -> list[str]:
-    """The unset variables ``answers``' environment was read at (by a default or ``in``), worded."""
+def defaults_read(answers) -> tuple[tuple[str, Any], ...]:
+    """The unset variables ``answers``' environment was read at, each with the default it was read
+    at (None: read as unset, by ``in`` or a ``get`` without a default)."""
     environ = answers.values.get("os.environ")
-    if not isinstance(environ, Environ):
-        return []
-    return [unknowns.env_default(name, default) for name, default in environ.defaults.items()]
+    return tuple(environ.defaults.items()) if isinstance(environ, Environ) else ()
 
 
 def _neutral(name: str):

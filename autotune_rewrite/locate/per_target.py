@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, Answers, Evaluator, Pending, Unresolved, evaluate, to_configs
 from autotune_rewrite.evaluate.device import TargetQuery, defaults_read
+from autotune_rewrite.evaluate.unknowns import env_default
 from autotune_rewrite.locate.early_prune import KEY, pruned
 from autotune_rewrite.model import ConfigValue, TargetConfigs
 from autotune_rewrite.targets import Target
@@ -43,6 +45,7 @@ class Resolution:
     deferred: bool = False  # asks the device or environment (linking resolves it per target)
     by_target: tuple[TargetConfigs, ...] = ()
     data_files: tuple[str, ...] = ()  # data files of the tree the configs were read from
+    environment: tuple[tuple[str, Any], ...] = ()  # unset variables read at a default: (name, default)
 
 
 def _at_site(pm, node, resolve, answers: Answers, read_data=None) -> Evaluator:
@@ -90,7 +93,8 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
     ev = _at_site(pm, node, resolve_for(neutral), neutral, context.read_data)
     try:
         configs = _value(ev, pm, node, prune)
-        return Resolution(configs, _origin(ev, neutral), data_files=tuple(ev.data_files))
+        return Resolution(configs, _origin(ev, neutral), data_files=tuple(ev.data_files),
+                          environment=defaults_read(neutral))
     except Pending as exc:
         return Resolution(reason=f"configs {exc}", pending=exc.fq, data_files=tuple(ev.data_files))
     except TargetQuery:
@@ -99,6 +103,7 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
         return Resolution(reason=f"configs: {exc}", data_files=tuple(ev.data_files))
     groups: list[TargetConfigs] = []
     files: dict[str, None] = dict.fromkeys(ev.data_files)
+    environment: dict[str, Any] = {}
     for target in context.targets:
         answers = DEFAULT_ANSWERS.for_target(target, context.env)
         ev = _at_site(pm, node, resolve_for(answers), answers, context.read_data)
@@ -109,24 +114,26 @@ def _resolve(pm, node, resolve: Callable, context: TargetContext | None, prune=N
             entry = TargetConfigs((target.name,), None, None, f"configs: {exc}", tuple(ev.queries))
         groups = _merge(groups, entry)
         files.update(dict.fromkeys(ev.data_files))
+        environment.update(defaults_read(answers))
     if prune is not None and not any(KEY in (g.origin or "") for g in groups):
         # The pruner asked the device before it stopped (on ``named_args``, say) and ran on no
         # target: the configs are as written, and the same everywhere unless they ask too.
         try:
             neutral = DEFAULT_ANSWERS.for_target(None, context.env)
             ev, configs = _once(pm, node, resolve_for(neutral), neutral, read_data=context.read_data)
-            return Resolution(configs, _origin(ev, neutral), data_files=tuple(files))
+            return Resolution(configs, _origin(ev, neutral), data_files=tuple(files),
+                              environment=defaults_read(neutral))
         except Unresolved:
             pass
     names = " / ".join(", ".join(g.targets) for g in groups)
     return Resolution(reason=f"configs depend on the target ({names})", by_target=tuple(groups),
-                      data_files=tuple(files))
+                      data_files=tuple(files), environment=tuple(environment.items()))
 
 
 def _origin(ev, answers) -> str:
     """How the configs were resolved, with every unset environment variable they rest on (read
     at its default: an assumption, listed)."""
-    return ", ".join([*ev.origin, *defaults_read(answers)]) or "literal list"
+    return ", ".join([*ev.origin, *(env_default(n, d) for n, d in defaults_read(answers))]) or "literal list"
 
 
 def _merge(groups: list[TargetConfigs], entry: TargetConfigs) -> list[TargetConfigs]:

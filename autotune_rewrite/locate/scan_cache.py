@@ -25,8 +25,8 @@ from autotune_rewrite.settings import Settings
 # 3: launch arguments (ArgFact) on each LaunchSite; 4: AutotuneSite.bound_to, ident_line;
 # 5: pre_hook descriptor shapes on configs; 6: configs_by_target (keyed by arch and env too);
 # 7: ConfigValue.choices (the literal elements a generated config came from), AutotuneSite.data_files
-#    (a hit re-hashes them: they are not in the file list)
-SCHEMA = 7
+#    (a hit re-hashes them: they are not in the file list); 8: AutotuneSite.environment
+SCHEMA = 8
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
     h = hashlib.sha256(f"{locator_digest()}\0{Path(root).resolve()}".encode())

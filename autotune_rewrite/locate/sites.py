@@ -93,6 +93,7 @@ def build_site(pm, call: cst.Call, form: str, kernel: KernelInfo | None, kernel_
         restore_value=_names_or_none(ev, pm, args.get("restore_value")),
         configs_by_target=found.by_target,
         data_files=found.data_files,
+        environment=found.environment,
     )
     return SiteDraft(site, handle, pending, kernel_ref, found.deferred)
 

@@ -45,6 +45,7 @@ from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_pat
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ScanResult
+from autotune_rewrite.outcomes import Assumption
 from autotune_rewrite.settings import Settings, SpecEntry
 
 
@@ -205,9 +206,18 @@ def _spec(site: AutotuneSite, draft: Draft, sources: Sequence[str], heuristic_va
         source=" + ".join(dict.fromkeys(words)) or "annotations",
         divisible=tuple(n for n in order if n in params and params[n].divisible),
         assumptions=tuple(params[n].assumption for n in order if n in params and params[n].assumption is not None)
-        + tuple(heuristic_assumptions),
+        + tuple(heuristic_assumptions) + environment_assumptions(site),
         heuristic_values=heuristic_values,
     )
+
+
+def environment_assumptions(site: AutotuneSite) -> tuple[Assumption, ...]:
+    """The unset environment variables the site's configs were read at a default of: every verdict
+    of the kernel rests on them."""
+    return tuple(Assumption(f"${name}", "unset" if default is None else repr(default),
+                            f"not set where the tool ran: the configs were read at this default (--env {name}=VALUE "
+                            "or [tool.autotune-rewrite.env] to choose)")
+                 for name, default in site.environment)
 
 
 def _idents(site: AutotuneSite) -> set[str]:
