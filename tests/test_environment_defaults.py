@@ -65,3 +65,18 @@ def test_every_spec_of_the_kernel_lists_the_variable_as_an_assumption(tmp_path):
     for spec in res.specs:
         (a,) = [a for a in spec.assumptions if a.parameter == "$PKG_FAST"]
         assert a.value == "'0'" and "--env PKG_FAST=VALUE" in a.source
+
+
+def test_exact_makes_no_environment_assumption_and_says_which_table_states_it(tmp_path):
+    from autotune_rewrite.spec import launch_spec
+
+    site = _site(tmp_path, SWITCHES["get with a default"][0])
+    source = (tmp_path / "repo" / site.kernel_path).read_text()
+    res = launch_spec.resolve_specs(site, kernel_source=source, exact=True)
+    assert not res.ok and all("$PKG_FAST" in lacking for _, lacking in res.missing)
+    assert "[tool.autotune-rewrite.env]" in res.stanza and '# PKG_FAST = ""' in res.stanza
+    assert "PKG_FAST =" not in res.stanza.split("[tool.autotune-rewrite.env]")[0]
+    given = _site(tmp_path / "given", SWITCHES["get with a default"][0], env=[("PKG_FAST", "0")])
+    assert given.environment == ()
+    assert all("$PKG_FAST" not in lacking for _, lacking in
+               launch_spec.resolve_specs(given, kernel_source=source, exact=True).missing)

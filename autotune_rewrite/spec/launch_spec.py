@@ -150,6 +150,11 @@ def resolve_specs(
         drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles, limit)]
     for d in drafts:
         cases.int8_operands(ctx, d, kernel_source)
+        if exact:  # the configs' environment defaults are assumptions too: --exact makes none
+            for name, default in site.environment:
+                d.lacking.append(f"${name}")
+                d.why[f"${name}"] = (f"unset where the tool runs; the configs read it at its default {default!r}"
+                                     if default is not None else "unset where the tool runs; the configs test it")
     specs = tuple(_spec(site, d, sources, *cases.heuristic_values(ctx, d, heuristics)) for d in drafts)
     missing = tuple((d.name, tuple(d.lacking)) for d in drafts if d.lacking)
     why = {n: w for d in drafts for n, w in d.why.items()}
@@ -317,11 +322,19 @@ def render_stanza(site: AutotuneSite, specs: Sequence[LaunchSpec], missing: Mapp
     the table is valid TOML and assumes nothing."""
     names = list(dict.fromkeys(n for spec in specs for n in missing.get(spec.name, ())))
     kinds = {p.name: "constexpr" if p.is_constexpr else "parameter" for p in site.params}
-    lines = ["[tool.autotune-rewrite.assume]  # by parameter name, for every kernel that has it; "
-             "a list is a sweep"]
-    for name in names:
+    params = [n for n in names if not n.startswith("$")]
+    variables = [n[1:] for n in names if n.startswith("$")]  # environment variables (``--exact``)
+    lines = []
+    if params:
+        lines.append("[tool.autotune-rewrite.assume]  # by parameter name, for every kernel that has it; a list is a sweep")
+    for name in params:
         said = (why or {}).get(name, "")
         lines.append(f"# {name} =    # {kinds.get(name, 'parameter')} of {site.kernel}{': ' + said if said else ''}")
+    if variables:
+        lines.append("[tool.autotune-rewrite.env]  # what os.environ answers in the scanned code")
+    for name in variables:
+        said = (why or {}).get(f"${name}", "")
+        lines.append(f'# {name} = ""    # read by the configs of {site.kernel}{": " + said if said else ""}')
     return "\n".join(lines)
 
 
