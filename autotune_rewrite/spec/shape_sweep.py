@@ -57,19 +57,18 @@ def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str], limit: i
         else:
             swept.setdefault(name, name)
     values = _bounded({n: SHAPE_SWEEP for n in swept}, limit)
-    narrowed = values[next(iter(values))] != SHAPE_SWEEP
+    taken = values[next(iter(values))]  # every name is swept over the same values
+    narrowed = (f"narrowed to {_words(taken)}: the full sweep would cost more than {SWEEP_COMPILES} compiles of "
+                "this kernel") if taken != SHAPE_SWEEP else ""
 
     def origin(n: str) -> str:
         given = swept.get(n, n)
         of = "" if given == n else f" (it gives {given})"
-        why = (f"; {_words(values[n])} of the default sweep {_words(SHAPE_SWEEP)}, which would cost more than "
-               f"{SWEEP_COMPILES} compiles of this kernel" if narrowed else ", the default sweep of a dimension used "
-               "as a tile extent")
-        return f"{n}{of}: a tile extent no code gives a value; swept over {_words(values[n])}{why} (the assume table narrows it)"
+        why = f" of the default sweep {_words(SHAPE_SWEEP)}, {narrowed}" if narrowed else (
+            ", the default sweep of a dimension used as a tile extent")
+        return f"{n}{of}: a tile extent no code gives a value; swept over {_words(taken)}{why} (the assume table narrows it)"
 
-    table = "default shape sweep"
-    if narrowed:
-        table += f" (narrowed to {_words(values[next(iter(values))])}: the full sweep would cost more than {SWEEP_COMPILES} compiles of this kernel)"
+    table = "default shape sweep" + (f" ({narrowed})" if narrowed else "")
     return cases.sweep(ctx, draft, values, origin, fill=set(swept) & set(lacking), table=table)
 
 
