@@ -4,15 +4,17 @@ caller can answer a question the way a particular target would (``torch.version.
 for CUDA) without touching the evaluator.
 
 An answer is either a value (``math.pi``) or a call handler ``handler(args, kwargs, apply)``
-that computes a call's value from already-evaluated arguments; ``apply(fn, args)`` calls a
-function value of the tree (a lambda given to ``filter``). A handler raises ``Unresolved`` with
+that computes a call's value from already-evaluated arguments; ``apply(fn, args[, kwargs])``
+calls a function value of the tree (a lambda given to ``filter``). A handler raises ``Unresolved`` with
 the reason when it cannot answer.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,8 +53,34 @@ def _map(args, kwargs, apply):
     return [apply(fn, [x]) for x in iterable(items)]
 
 
-def _collection(conv: Callable) -> Handler:
-    return lambda args, kwargs, apply: conv(*[iterable(a) for a in args]) if args else conv()
+def _collection(conv: Callable, keywords: tuple[str, ...] = ()) -> Handler:
+    """``list(xs)``, ``zip(a, b, strict=True)``, ``enumerate(xs, start=1)``: the iterables as lists,
+    the keywords this builtin takes passed on; another keyword is refused, never dropped (a
+    dropped ``start=`` would shift every value)."""
+    def handler(args, kwargs, apply):
+        unknown = set(kwargs) - set(keywords)
+        if unknown:
+            raise Unresolved(f"keyword {', '.join(sorted(unknown))} of a builtin is not evaluated")
+        if not args:
+            return conv(**kwargs)
+        return conv(iterable(args[0]), *args[1:], **kwargs) if keywords == ("start",) else conv(
+            *[iterable(a) for a in args], **kwargs)
+
+    return handler
+
+
+def _reduce(args, kwargs, apply):
+    """``functools.reduce(fn, xs[, initial])`` with a function value of the tree or a builtin."""
+    fn, items, *initial = args
+    return functools.reduce(lambda a, b: apply(fn, [a, b]), iterable(items), *initial)
+
+
+def _partial(args, kwargs, apply):
+    """``functools.partial(fn, *args, **kwargs)``: a value that calls ``fn`` with them first."""
+    from autotune_rewrite.evaluate.operations import BoundMethod
+
+    fn, *given = args
+    return BoundMethod(lambda *more, **named: apply(fn, [*given, *more], {**kwargs, **named}))
 
 
 def _plain(fn: Callable) -> Handler:
@@ -88,6 +116,8 @@ def _next_power_of_2(n: int) -> int:
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
+_OPERATORS = ("add", "sub", "mul", "floordiv", "truediv", "mod", "neg", "and_", "or_", "xor", "not_", "eq", "ne", "lt",
+              "le", "gt", "ge", "truth", "lshift", "rshift", "index")
 _MATH = ("log2", "log", "log10", "log1p", "sqrt", "isqrt", "ceil", "floor", "trunc", "exp", "exp2", "expm1",
          "gcd", "lcm", "pow", "fabs", "copysign", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
          "sinh", "cosh", "tanh", "erf", "erfc", "isfinite", "isinf", "isnan")
@@ -95,8 +125,12 @@ _MATH = ("log2", "log", "log10", "log1p", "sqrt", "isqrt", "ceil", "floor", "tru
 _CALLS: dict[str, Handler] = {
     "builtins.list": _collection(list), "builtins.tuple": _collection(tuple), "builtins.set": _collection(set),
     "builtins.reversed": _collection(lambda x: list(reversed(x))),
-    "builtins.enumerate": _collection(lambda *a: list(enumerate(*a))),
-    "builtins.zip": _collection(lambda *a: list(zip(*a))),
+    "builtins.enumerate": _collection(lambda *a, **k: list(enumerate(*a, **k)), ("start",)),
+    "builtins.zip": _collection(lambda *a, **k: list(zip(*a, **k)), ("strict",)),
+    "functools.reduce": _reduce, "functools.partial": _partial,
+    # operator's pure functions of values (``functools.reduce(operator.mul, dims)``); not ``pow``,
+    # which can grow without bound.
+    **{f"operator.{n}": _plain(getattr(operator, n)) for n in _OPERATORS},
     "builtins.range": _range, "builtins.filter": _filter, "builtins.map": _map,
     "builtins.isinstance": _isinstance, "builtins.getattr": _no_handler, "builtins.hasattr": _no_handler,
     "builtins.sum": lambda args, kwargs, apply: sum(iterable(args[0]), *args[1:]),

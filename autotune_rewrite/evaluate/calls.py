@@ -176,11 +176,15 @@ class CallForms:
         except Exception:  # the user's call fails (``min()``, ``int("x")``): we cannot know it
             raise Unresolved(f"`{short(pm, n)}` does not evaluate") from None
 
-    def _apply(self, fn, args):
+    def _apply(self, fn, args, kwargs=None):
         if isinstance(fn, Function):
-            return self.call(fn, args, {})
+            return self.call(fn, args, dict(kwargs or {}))
         if isinstance(fn, Builtin):
-            return self._external(fn, args, {}, None, None)
+            return self._external(fn, args, dict(kwargs or {}), None, None)
+        if isinstance(fn, BoundFunction):
+            return self.call(fn.fn, [fn.obj, *args], dict(kwargs or {}))
+        if isinstance(fn, BoundMethod):  # a bound builtin method, a functools.partial
+            return fn(args, dict(kwargs or {}))
         raise Unresolved("filter/map with a function the locator cannot evaluate")
 
 

@@ -51,6 +51,19 @@ class BoundMethod:
             raise Unresolved("method call does not evaluate") from None
 
 
+# Methods of builtin values that give plain data and cannot grow without bound (no ``zfill``,
+# ``center``, ``ljust``: a width is unbounded); a list's own list also changes in place, as the
+# code's would.
+_LIST_METHODS = ("append", "extend", "insert", "copy", "index", "count", "pop", "remove", "reverse")
+_STR_METHODS = ("lower", "upper", "casefold", "title", "capitalize", "strip", "lstrip", "rstrip", "split", "rsplit",
+                "splitlines", "startswith", "endswith", "replace", "join", "find", "rfind", "index", "count",
+                "partition", "rpartition", "isdigit", "isalpha", "isalnum", "isnumeric", "isupper", "islower",
+                "removeprefix", "removesuffix")  # not format: a width in a format spec is unbounded
+_SET_METHODS = ("union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset",
+                "isdisjoint", "copy")
+_PURE_METHODS = {str: _STR_METHODS, tuple: ("index", "count"), set: _SET_METHODS + ("add", "discard", "update"),
+                 frozenset: _SET_METHODS}
+
 _CONFIG_DEFAULTS = {"num_warps": DEFAULT_NUM_WARPS, "num_stages": DEFAULT_NUM_STAGES, "num_ctas": DEFAULT_NUM_CTAS}
 
 
@@ -63,7 +76,11 @@ def attribute(obj, attr: str):
         return _CONFIG_DEFAULTS.get(attr) if value is None else value
     if isinstance(obj, ConfigObj) and attr == "all_kwargs":
         return BoundMethod(lambda: _all_kwargs(obj))
-    if isinstance(obj, list) and attr in ("append", "extend", "insert", "copy", "index", "count"):
+    if isinstance(obj, list) and attr in _LIST_METHODS:
+        return BoundMethod(getattr(obj, attr))
+    if type(obj) in _PURE_METHODS and attr in _PURE_METHODS[type(obj)]:
+        return BoundMethod(getattr(obj, attr))
+    if isinstance(obj, dict) and attr in ("setdefault", "update", "pop"):
         return BoundMethod(getattr(obj, attr))
     if isinstance(obj, dict) and attr in ("items", "keys", "values", "get", "copy"):
         m = getattr(obj, attr)
