@@ -24,7 +24,7 @@ SCHEMA = 6
 # The loader's code: a change in any of these may change what a bundle holds.
 _LOADER_FILES = tuple(Path(__file__).with_name(f) for f in (
     "kernel_loader.py", "parsed_modules.py", "twin_defs.py", "loader_syntax.py", "star_imports.py",
-    "bundle_constants.py", "absent_api.py", "fork_imports.py", "kernel_ast.py")) + (
+    "bundle_constants.py", "absent_api.py", "fork_imports.py", "kernel_ast.py", "installed_branch.py")) + (
     Path(__file__).parent.parent / "module_resolver.py",
     Path(__file__).parent.parent / "triton_names.py",  # installed_has: what absent_api asks
     # call-built globals are computed by the static evaluator and its answers

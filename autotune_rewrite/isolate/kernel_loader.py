@@ -46,6 +46,7 @@ from autotune_rewrite.isolate.bundle_constants import ConstantValues, literal
 from autotune_rewrite.evidence import KernelBundle
 from autotune_rewrite.isolate.parsed_modules import ParsedModules, ScopedModule, importable, relative
 from autotune_rewrite.isolate.twin_defs import def_at
+from autotune_rewrite.isolate.installed_branch import installed_attribute, taken
 from autotune_rewrite.isolate.loader_syntax import (
     Reads, binding_line, bound_name, compile_relevant, def_line, dotted, import_binding,
     imports_triton, is_static, reads_constexpr,
@@ -135,7 +136,9 @@ class _Loader:
         # import wins over a fallback for when Triton is missing (``except ImportError: triton =
         # MagicMock()``): the compile runs where Triton is installed, so that branch never runs.
         of_triton = [a for a in found if isinstance(a, ImportAssignment) and imports_triton(a.node, name)]
-        assignment = max(of_triton or found, key=lambda a: _order(a))
+        # Bound by version (``if ...: rsqrt = tl.math.rsqrt / else: ... tl.libdevice.rsqrt``): the
+        # branch the installed Triton takes (``installed_branch``).
+        assignment = taken(mod, of_triton or found, _statement, _order)
         if isinstance(assignment, ImportAssignment):
             return self._import(mod, assignment, name)
         if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.FunctionDef):
@@ -253,7 +256,7 @@ class _Loader:
         value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
         if value is None:
             return False  # ``for x in ...``, ``with ... as x``, a tuple target: not a constant
-        if is_static(value):
+        if is_static(value) or installed_attribute(mod, value):  # ``tl.math.rsqrt``: as written
             if self._follow(mod, value):
                 return False  # it reads a global we cannot provide: executing it would fail
             code = mod.module.code_for_node(stmt).strip()
