@@ -10,7 +10,9 @@ with no assumption, as judged with assumptions when every spec is judged and som
 assumptions; else by its first not-judged status. Kernels that need another Triton (a fork's
 module such as TLX or a distributed-ops dialect, or an API this Triton removed: reason
 ``triton_module_absent``) are counted apart: the ``_stock_triton`` shares leave them out of the
-denominator, since no spec makes them compile on the installed Triton.
+denominator, since no spec makes them compile on the installed Triton. What a check cost is
+beside it: ``compile_jobs`` (compiled + cached) and what the shape sweep added (``swept_specs``,
+``swept_verdicts``: one compile each).
 """
 
 from __future__ import annotations
@@ -84,7 +86,13 @@ def tally(result: dict) -> dict:
     # Need another Triton (a fork's module, a removed API): no spec makes them compile on this one.
     fork = sum(1 for reports in by_site.values()
                if (reports[0].get("problem") or {}).get("reason") == "triton_module_absent")
+    # What the shape sweep costs: its specs and their (config, target) verdicts, each one compile.
+    swept = [k for k in result.get("kernels", [])
+             if any("default shape sweep" in (a.get("source") or "") for a in k.get("assumptions") or ())]
     return {
+        "compile_jobs": result.get("compiled", 0) + result.get("cached", 0),
+        "swept_specs": len(swept),
+        "swept_verdicts": sum(len(k.get("configs") or ()) for k in swept),
         "kernels": len(by_site),
         "kernels_with_resolved_configs": resolved,
         "judged_exact": counts["judged_exact"],
