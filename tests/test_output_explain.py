@@ -1,4 +1,4 @@
-"""output/explain.py: the one place that words the stages' typed facts.
+"""output/explain.py and explain_rewrite.py: the one place that words the stages' typed facts.
 
 Input: a fact with its numbers; expected: the sentence every report prints, and the JSON fields.
 """

@@ -71,7 +71,7 @@ class Decision:
     dropped: tuple[Dropped, ...] = ()
     guarded: tuple[Guarded, ...] = ()  # in ``configs``, but pruned on some targets by a device guard
     add_bs_bucket: bool = False
-    explanation: tuple[Fact, ...] = ()  # in order; output/explain.py words each
+    explanation: tuple[Fact, ...] = ()  # in order; output/explain_rewrite.py words each
     needs: tuple[ConfigValue, ...] = ()  # candidates to compile before deciding
     skipped: NoSecondWarpCount | None = None  # the variant does not apply to this kernel (why)
 

@@ -1,9 +1,9 @@
 """What a variant's decision rests on, as typed facts with the compiled numbers (no words).
 
 ``variants.decide`` returns these in ``Decision.dropped``, ``Decision.explanation`` and
-``Decision.skipped``; ``autotune_rewrite/output/explain.py`` chooses the words (the summary,
-the JSON's ``why``/``explanation`` strings, the commit message and the PR body). Every fact is
-JSON-able through ``model.to_jsonable`` and names itself with ``kind``.
+``Decision.skipped``; ``autotune_rewrite/output/explain_rewrite.py`` chooses the words (the
+summary, the JSON's ``why``/``explanation`` strings, the commit message and the PR body). Every
+fact is JSON-able through ``model.to_jsonable`` and names itself with ``kind``.
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ Fact = (Dropped | Guarded | KeptForSpec | KeptLaunchable | WarpsRejected | Warps
 
 class NoCommonConfig(UserError):
     """No config launches on every (launch spec, target) of a kernel; ``fits`` are the check
-    stage's largest fitting tiles. The message is worded by ``output/explain.py``."""
+    stage's largest fitting tiles. The message is worded by ``output/explain_rewrite.py``."""
 
     def __init__(self, ident: str, archs: tuple[str, ...], fits: tuple[LargestFit, ...]):
         super().__init__(ident)
@@ -288,7 +288,7 @@ class NoCommonConfig(UserError):
 
 class VariantRefused(UserError):
     """The variant cannot be decided honestly for this kernel (``fact`` says why; worded by
-    ``output/explain.py``). Nothing is rewritten for it."""
+    ``output/explain_rewrite.py``). Nothing is rewritten for it."""
 
     def __init__(self, fact: NotForced | LaunchesUnseen):
         super().__init__(fact.ident)
@@ -305,7 +305,7 @@ class RecheckRefused(UserError):
 
 @dataclass(frozen=True)
 class Failed:
-    """A kernel that needs a change and cannot get it (worded by ``output/explain.py``).
+    """A kernel that needs a change and cannot get it (worded by ``output/explain_rewrite.py``).
 
     ``cause``: the ``UserError`` that stopped it (a typed refusal above, or a plain message);
     ``branch``: the targets whose list it is, for a kernel whose configs are chosen per target;

@@ -3,7 +3,7 @@
 Pure: from the decision (its configs, the ones guarded per target) and the check stage's
 reports (which config launched where before), ``effects`` returns one ``TargetEffect`` per
 target ("sm_90: unchanged, 14 configs"; "sm_120: 4 configs removed") and, with several launch
-specs, one ``SpecEffect`` per (spec, target). ``output/explain.py`` words them.
+specs, one ``SpecEffect`` per (spec, target). ``output/explain_rewrite.py`` words them.
 """
 
 from __future__ import annotations
