@@ -19,27 +19,31 @@ from autotune_rewrite.isolate.loader_syntax import dotted
 from autotune_rewrite.triton_names import installed_has
 
 
+def _triton_names(mod, value) -> list[str]:
+    """The Triton names a dotted attribute ``value`` (``tl.math.rsqrt``) stands for; [] otherwise."""
+    text = dotted(value) if isinstance(value, cst.Attribute) else ""
+    names = {q.name for q in mod.global_scope.get_qualified_names_for(text)} if "." in text else set()
+    return [n for n in names if n.split(".")[0] == "triton"]
+
+
+def _installed(names: list[str]) -> bool:
+    return any(installed_has(*n.rsplit(".", 1)) for n in names)
+
+
 def on_installed_triton(mod, assignment, statement) -> bool:
     """False when the binding is ``name = <a dotted Triton attribute>`` the installed Triton lacks."""
     if not isinstance(assignment, Assignment):
         return True
     stmt = statement(mod, assignment.node)
-    value = stmt.value if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
-    text = dotted(value) if isinstance(value, (cst.Attribute, cst.Name)) else ""
-    if "." not in text:
-        return True
-    names = {q.name for q in mod.global_scope.get_qualified_names_for(text)}
-    triton = [n for n in names if n.split(".")[0] == "triton"]
-    return not triton or any(installed_has(*n.rsplit(".", 1)) for n in triton)
+    names = _triton_names(mod, stmt.value) if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else []
+    return not names or _installed(names)
 
 
 def installed_attribute(mod, value) -> bool:
     """``value`` is a dotted Triton attribute the installed Triton has (``tl.math.rsqrt``): a
     module-level binding of it is copied into the bundle as written."""
-    text = dotted(value) if isinstance(value, cst.Attribute) else ""
-    names = {q.name for q in mod.global_scope.get_qualified_names_for(text)} if "." in text else set()
-    triton = [n for n in names if n.split(".")[0] == "triton"]
-    return bool(triton) and any(installed_has(*n.rsplit(".", 1)) for n in triton)
+    names = _triton_names(mod, value)
+    return bool(names) and _installed(names)
 
 
 def taken(mod, candidates: Sequence, statement, order) -> object:
