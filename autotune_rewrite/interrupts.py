@@ -86,18 +86,21 @@ def install() -> None:
 
 
 def reset_in_child(parent: int | None = None) -> None:
-    """For forked worker processes: the parent decides. SIGINT from the terminal is ignored
+    """For pool worker processes: the parent decides. SIGINT from the terminal is ignored
     (no KeyboardInterrupt tracebacks from children); SIGTERM, which the parent sends to stop
-    them, kills silently. On Linux a worker also gets SIGTERM when ``parent`` dies: a pool
-    worker waits for work forever, so a SIGKILLed parent would otherwise leave it running."""
+    them, kills silently. On Linux a worker also gets SIGTERM when the process that started it
+    dies: a pool worker waits for work forever, so a SIGKILLed parent would otherwise leave it
+    running. ``parent``: the pid a forked worker must still have as its parent (else it died
+    before the prctl took effect); None where a fork server started the worker (the server
+    ends when the tool does, and its workers with it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if parent is not None and sys.platform.startswith("linux"):
+    if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         except (OSError, AttributeError):
             pass
-        if os.getppid() != parent:  # it died before the prctl took effect
+        if parent is not None and os.getppid() != parent:
             os._exit(1)
 
 

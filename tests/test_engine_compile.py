@@ -156,6 +156,36 @@ def test_serial_and_parallel_give_identical_results(batch, tmp_path):
             p.shared_bytes, p.registers, p.spills, p.tmem_bytes, p.error)
 
 
+def test_a_process_that_compiled_in_itself_still_compiles_in_parallel(batch, tmp_path):
+    """A library caller (or ``-j 1`` work) runs Triton's MLIR/LLVM in its own process; workers
+    forked from it afterwards can abort inside LLVM. The pool then starts them from a fork server:
+    the parallel compile gives the same figures as the batch, with no crashed outcome."""
+    jobs, outcomes, _, _ = batch
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_engine_compile import dot_job
+        from autotune_rewrite.compile import compile_pool
+        compile_pool.compile_many([dot_job(32, 32, 5)], workers=1, cache_dir={str(tmp_path / "here")!r})
+        print(compile_pool._context().get_start_method())
+        jobs = [dot_job(64, 32, 2), dot_job(64, 32, 3), dot_job(32, 64, 2)]
+        for o in compile_pool.compile_many(jobs, workers=2, cache_dir={str(tmp_path / "pool")!r}):
+            print(o.job.num_stages, o.shared_bytes, o.registers, o.error)
+        """
+    )
+    res = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath()},
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    method, *rows = res.stdout.splitlines()
+    assert method == "forkserver"
+    base = outcomes[0]  # dot_job(64, 32, 2)
+    assert rows[0].split() == ["2", str(base.shared_bytes), str(base.registers), "None"]
+    for row in rows:  # every job compiled: figures read, no error, no crash
+        _, shared, registers, error = row.split(maxsplit=3)
+        assert shared.isdigit() and registers.isdigit() and error == "None", row
+
+
 def test_identical_jobs_compile_once(tmp_path, monkeypatch):
     calls = []
     real = compile_pool.compile_job

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from autotune_rewrite import interrupts, tempdirs
 from autotune_rewrite import resources
 from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
-from autotune_rewrite.compile.crosscompile import compile_job, fp_fusion_setting
+from autotune_rewrite.compile.crosscompile import compile_job, compiled_in_this_process, fp_fusion_setting
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
 if TYPE_CHECKING:
@@ -46,9 +46,15 @@ def _context() -> multiprocessing.context.BaseContext:
     import multiprocessing
 
     # fork only where it is the safe, cheap default (Linux); elsewhere spawn.
-    if sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    if not compiled_in_this_process():
         return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("spawn")
+    # This process has run LLVM itself (a library caller, an in-process recheck): its forks can
+    # abort in LLVM. Fork from a clean server instead, started once, with Triton imported.
+    server = multiprocessing.get_context("forkserver")
+    server.set_forkserver_preload(["triton.compiler.compiler", "autotune_rewrite.compile.crosscompile"])
+    return server
 
 
 def _preload_triton(capabilities: set[int]) -> None:
@@ -105,8 +111,11 @@ def _pool(n_workers: int):
     import concurrent.futures as cf
 
     # Workers leave SIGINT/SIGTERM to the parent (no KeyboardInterrupt tracebacks from children).
-    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=_context(), initializer=interrupts.reset_in_child,
-                                  initargs=(os.getpid(),))
+    context = _context()
+    # A forked worker's parent is this process; a fork server's worker's parent is the server.
+    parent = os.getpid() if context.get_start_method() == "fork" else None
+    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=context, initializer=interrupts.reset_in_child,
+                                  initargs=(parent,))
 
 
 def _stop_now(pool) -> None:

@@ -238,6 +238,16 @@ def _options(job: CompileJob, fp_fusion: bool) -> dict[str, Any]:
     return options
 
 
+# The process that last ran LLVM (triton.compile) in itself. A child forked from it after that
+# can abort inside LLVM (its locks and threads do not survive a fork): the pool then forks from
+# a clean server process instead (``compile_pool._context``).
+_COMPILED_IN: list[int] = []
+
+
+def compiled_in_this_process() -> bool:
+    return bool(_COMPILED_IN) and _COMPILED_IN[-1] == os.getpid()
+
+
 def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
     import triton
     from triton.backends.compiler import GPUTarget
@@ -253,6 +263,8 @@ def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
              for name in job.divisible_by_16 for path in (pointer_paths(types[name]) or [()])}
     constexprs = {name: runtime_value(value) for name, value in job.constexprs}
     src = ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    if not compiled_in_this_process():
+        _COMPILED_IN.append(os.getpid())
     kernel = triton.compile(src, target=GPUTarget("cuda", job.capability, 32), options=_options(job, fp_fusion))
     return fn, kernel
 
