@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from autotune_rewrite import output
+from autotune_rewrite import interrupts, output
 from autotune_rewrite.cli_cache import cache_app
 from autotune_rewrite.cli_common import (
     EXIT_CODES_HELP,
@@ -362,12 +362,13 @@ def _app() -> None:
     try:
         app()
     except Exception as exc:  # noqa: BLE001 - SystemExit (every normal exit) is not an Exception
+        stop = interrupts.found_in(exc)
+        if stop is not None:  # a signal that something wrapped on its way out: still an interrupt
+            raise stop from None
         crash(exc, "autotune-rewrite " + " ".join(sys.argv[1:2]))  # prints the line
         raise SystemExit(int(ExitCode.ERROR)) from None  # outside click, typer.Exit would not exit
 
 
 def main() -> None:
-    from autotune_rewrite import interrupts
-
     # SIGINT/SIGTERM: the temp folders and worktrees go, one line, exit 130/143.
     interrupts.run(_app, output.interrupted)

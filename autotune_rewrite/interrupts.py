@@ -104,6 +104,19 @@ def reset_in_child(parent: int | None = None) -> None:
             os._exit(1)
 
 
+def found_in(exc: BaseException) -> Interrupted | None:
+    """The ``Interrupted`` that ``exc`` wraps, if any. Python wraps an exception raised while a
+    class is created (``__set_name__``) in a RuntimeError, and libraries wrap theirs: a signal
+    landing there is still the user's Ctrl-C, not a bug of ours."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Interrupted):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     _state["defer"] += 1
@@ -139,4 +152,4 @@ def _ignore() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
 
-__all__ = ["Interrupted", "deferred", "install", "reset_in_child", "run"]
+__all__ = ["Interrupted", "deferred", "found_in", "install", "reset_in_child", "run"]

@@ -15,6 +15,8 @@ from rewrite_e2e import git, state
 from repo_env import pythonpath
 from safety_helpers import BRANCH, env_for, ours, spawn, tiny_repo
 
+from autotune_rewrite import interrupts
+
 MOMENTS = (0.2, 0.7)  # fractions of an uninterrupted cold run: start-up and compiles, then git work
 KILL_MOMENTS = (0.15, 0.45, 0.75, 0.3, 0.6, 0.9)
 
@@ -226,3 +228,45 @@ def test_a_worker_signalled_before_it_resets_its_handlers_stays_quiet(signum, st
                           env=dict(os.environ, PYTHONPATH=pythonpath()))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(status) and proc.stderr == ""
+
+
+def test_a_signal_that_python_wraps_in_a_runtime_error_is_still_an_interrupt():
+    # Python 3.11 wraps what ``__set_name__`` raises (here the SIGINT handler's ``Interrupted``,
+    # landing while a class body is set up, e.g. a dataclass imported mid-run) in a RuntimeError:
+    # the CLI's crash backstop must see the interrupt through it (130), not report a bug (2).
+    script = textwrap.dedent(
+        """
+        import os, signal, sys
+        from autotune_rewrite import cli
+
+        class Signals:
+            def __set_name__(self, owner, name):
+                os.kill(os.getpid(), signal.SIGINT)
+
+        def command():
+            class Owner:
+                field = Signals()
+            print("ran to the end")
+
+        cli.app = command
+        sys.argv = ["autotune-rewrite", "check"]
+        cli.main()
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130, (proc.stdout, proc.stderr)
+    assert proc.stdout == "" and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "interrupted" in proc.stderr
+
+
+def test_found_in_follows_causes_and_contexts_only():
+    stop = interrupts.Interrupted(signal.SIGTERM)
+    try:
+        try:
+            raise stop
+        except interrupts.Interrupted as inner:
+            raise ValueError("a library's wrapper") from inner
+    except ValueError as wrapped:
+        assert interrupts.found_in(wrapped) is stop
+    assert interrupts.found_in(RuntimeError("a bug of ours")) is None
