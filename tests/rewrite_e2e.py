@@ -6,21 +6,17 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import cli_process
 from golden_cases import input_tree
-from repo_env import pythonpath
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def cli(*args, cwd, cache: Path, check_rc=None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = pythonpath(env=env)
-    env["AUTOTUNE_REWRITE_CACHE_DIR"] = str(cache)
-    env["NO_COLOR"] = "1"
-    raw = subprocess.run([sys.executable, "-m", "autotune_rewrite", *map(str, args)], cwd=cwd, env=env, capture_output=True)
+    env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
+    raw = cli_process.run(args, cwd=cwd, env=env, text=False)
     # Decode without universal newlines: a CRLF file's diff must keep its \r\n.
     proc = subprocess.CompletedProcess(raw.args, raw.returncode, raw.stdout.decode("utf-8"), raw.stderr.decode("utf-8"))
     if check_rc is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import ConfigValue
 from autotune_rewrite.settings import from_table, load_settings
 from repo_env import pythonpath
+import cli_process
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "sm120_mla_decode"
@@ -25,8 +25,7 @@ SPLIT = "_mma_sparse_decode_split_kernel"
 def _cli(*args, cwd: Path, env_extra=None) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1", **(env_extra or {}))
     env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return cli_process.run(args, cwd=cwd, env=env, timeout=300)
 
 
 def test_no_gpu_is_one_line_and_exit_2_with_nothing_written(tmp_path):

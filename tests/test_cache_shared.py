@@ -21,6 +21,7 @@ from autotune_rewrite.compile.compile_pool import compile_many
 from autotune_rewrite.evidence import CompileJob, KernelBundle
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import from_table
+import cli_process
 
 DAY = 86400.0
 
@@ -220,8 +221,7 @@ def _cli(cache: Path, *args: str, **env_extra: str) -> subprocess.CompletedProce
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1", PYTHONPATH=pythonpath())
     env.pop(cache_admin.ENV_MAX, None)
     env.update(env_extra)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "cache", *args], cwd=cache.parent, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return cli_process.run(["cache", *args], cwd=cache.parent, env=env, timeout=120)
 
 
 def test_cache_stats_and_prune_commands(tmp_path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 
 from capture_helpers import FIXTURES
 from repo_env import pythonpath
+import cli_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,8 +27,8 @@ def _cli(args, cwd, extra_env=None):
     env = dict(os.environ)
     env["PYTHONPATH"] = pythonpath(env=env)
     env.update(extra_env or {})
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    # A process of its own: the captured program writes to the tool's file descriptors 1 and 2.
+    return cli_process.run(args, cwd=cwd, env=env, timeout=300, isolated=True)
 
 
 @pytest.fixture

@@ -14,16 +14,14 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from autotune_rewrite.gpu.capture import tritonparse_trace
 from capture_helpers import FIXTURES
 from repo_env import pythonpath
+import cli_process
 
 TRACES = FIXTURES / "tritonparse"
 TRACE = TRACES / "scaled_copy_h200.ndjson.gz"
@@ -32,8 +30,7 @@ LIVE = TRACES / "scaled_copy_h200_live_capture.toml"
 
 def _cli(args, cwd):
     env = dict(os.environ, PYTHONPATH=pythonpath())
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return cli_process.run(args, cwd=cwd, env=env, timeout=300)
 
 
 @pytest.fixture

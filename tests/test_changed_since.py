@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.model import AutotuneSite, Span
 from autotune_rewrite.settings import load_settings
+import cli_process
 
 FILES = {
     "pyproject.toml": '[project]\nname = "demo"\n\n[tool.autotune-rewrite]\narch = ["sm_120"]\n',
@@ -242,8 +242,7 @@ def test_pure_rule_every_doubt_selects():
 # --------------------------------------------------------------------------- the CLI
 def _cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], cwd=repo, env=env,
-                          capture_output=True, text=True)
+    return cli_process.run(args, cwd=repo, env=env)
 
 
 def test_cli_check_judges_only_the_changed_kernel(repo: Path):

@@ -13,11 +13,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from repo_env import pythonpath
+import cli_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 TRANSPOSE = "kernels/transpose.py::transpose_kernel"
@@ -45,8 +45,7 @@ def repo(tmp_path_factory) -> Path:
 def run(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return cli_process.run(["check", *args], cwd=cwd, env=env, timeout=600)
 
 
 def _untouched(repo: Path) -> None:

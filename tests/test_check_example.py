@@ -14,11 +14,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from repo_env import pythonpath
+import cli_process
 
 ROOT = Path(__file__).parents[1]
 EXAMPLE = ROOT / "examples" / "sm120_mla_decode"
@@ -41,8 +41,8 @@ def example(tmp_path_factory) -> Path:
 
 
 def check(example: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(example), *args],
-                          env=env, capture_output=True, text=True, timeout=900)
+    return cli_process.run(["check", str(example), *args],
+                          env=env, timeout=900)
 
 
 @pytest.fixture(scope="module")

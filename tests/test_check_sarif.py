@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from autotune_rewrite.check.plans import verdict
 from autotune_rewrite.model import AutotuneSite, ConfigValue, Span
 from autotune_rewrite.output.sarif import check_sarif
 from autotune_rewrite.targets import resolve_target
+import cli_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "check" / "repo"
 
@@ -50,8 +50,8 @@ def monorepo(tmp_path_factory) -> Path:
 def sarif(cwd: Path, cache: Path, *args: str) -> tuple[int, dict]:
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "sarif", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    proc = cli_process.run(["check", ".", "--format", "sarif", *args],
+                          cwd=cwd, env=env, timeout=600)
     return proc.returncode, json.loads(proc.stdout)
 
 

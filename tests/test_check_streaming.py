@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from autotune_rewrite.compile import compile_pool
 from autotune_rewrite.isolate.kernel_loader import load_bundle
 from autotune_rewrite.isolate.parsed_modules import ParsedModules
 from autotune_rewrite.outcomes import Status
+import cli_process
 
 KERNELS = '''\
 import os
@@ -131,8 +131,7 @@ def test_a_warm_run_reports_the_same_and_json_is_in_scan_order(repo, cache):
                                for v in r.verdicts] for r in result.reports]
     assert figures(warm) == figures(cold)
     env = {**os.environ, "PYTHONPATH": pythonpath(), "AUTOTUNE_REWRITE_CACHE_DIR": str(cache), "AUTOTUNE_REWRITE_HEARTBEAT_S": "0"}
-    out = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(repo), "--format", "json"],
-                         capture_output=True, text=True, env=env)
+    out = cli_process.run(["check", str(repo), "--format", "json"], env=env)
     assert out.returncode == 0, out.stderr
     assert [k["kernel"] for k in json.loads(out.stdout)["kernels"]] == ORDER
 
@@ -140,8 +139,7 @@ def test_a_warm_run_reports_the_same_and_json_is_in_scan_order(repo, cache):
 def test_table_mode_prints_each_kernel_then_one_summary_at_the_end(repo, cache):
     env = {**os.environ, "PYTHONPATH": pythonpath(), "AUTOTUNE_REWRITE_CACHE_DIR": str(cache), "AUTOTUNE_REWRITE_HEARTBEAT_S": "0",
            "NO_COLOR": "1", "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(repo), "--exact"],
-                         capture_output=True, text=True, env=env)
+    out = cli_process.run(["check", str(repo), "--exact"], env=env)
     assert out.returncode == 0, out.stderr
     err = out.stderr
     assert out.stdout == ""

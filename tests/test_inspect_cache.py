@@ -18,6 +18,7 @@ from autotune_rewrite.gpu.inspect_cache import inspect_cache
 from autotune_rewrite.resources import read_resource_usage
 from autotune_rewrite.targets import resolve_target
 from autotune_rewrite.gpu.triton_cache import parse_ttir_signature, read_cache
+import cli_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "engine" / "tiled_dot.py"
 
@@ -112,7 +113,7 @@ def test_verdicts_per_target_and_exact_resources(triton_cache):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *args], capture_output=True, text=True)
+    return cli_process.run(args)
 
 
 def test_cli_json_and_exit_codes(triton_cache):

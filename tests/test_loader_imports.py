@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from repo_env import pythonpath
 from autotune_rewrite.compile.crosscompile import compile_job, undefined_name
 from autotune_rewrite.evidence import CompileJob
 from autotune_rewrite.isolate.kernel_loader import load_bundle
+import cli_process
 
 TRITON = "import triton\nimport triton.language as tl\n"
 
@@ -365,8 +365,8 @@ def test_cli_unloadable_kernel_is_unresolved_and_the_other_is_judged(tmp_path: P
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = cli_process.run(["check", ".", "--format", "json"], cwd=root,
+                          env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr  # nothing cannot launch; the unresolved kernel is listed
     kernels = {k["kernel"]: k for k in json.loads(proc.stdout)["kernels"]}
     bad, good = kernels["bad_kernel"], kernels["good_kernel"]
@@ -424,8 +424,8 @@ def test_a_kernel_on_a_triton_forks_module_is_unresolved_without_asking_for_a_sp
     })
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = cli_process.run(["check", ".", "--format", "json"], cwd=root,
+                          env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     kernels = {k["kernel"]: k for k in json.loads(proc.stdout)["kernels"]}
     fork_k = kernels["fork_kernel"]
@@ -467,8 +467,8 @@ def test_an_old_api_reached_in_the_branch_an_assumed_mode_takes_is_unresolved(tm
     root = write(tmp_path / "repo", {"mode.py": MODE_KERNEL})
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    proc = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=600)
+    proc = cli_process.run(["check", ".", "--format", "json"], cwd=root,
+                          env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     (kernel,) = json.loads(proc.stdout)["kernels"]
     assert kernel["status"] == "unresolved" and kernel["problem"]["reason"] == "triton_module_absent"

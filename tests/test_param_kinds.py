@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from autotune_rewrite.constexpr_values import DtypeRef
 from autotune_rewrite.spec.spec_toml import Table, render_table
 from autotune_rewrite.gpu.capture import records, stanza
 from autotune_rewrite.settings import load_settings
+import cli_process
 
 FIXTURE = Path(__file__).parent / "fixtures" / "paramkinds" / "repo"
 KINDS = "kernels/kinds.py"
@@ -48,8 +48,7 @@ def _repo(dst: Path, pyproject: str | None = None) -> Path:
 def _check(cwd: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache), NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
+    return cli_process.run(["check", *args], cwd=cwd, env=env, timeout=900)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.locate.scan import scan
 from locate_helpers import REPO
 from repo_env import pythonpath
+import cli_process
 
 KERNEL = """import triton
 import triton.language as tl
@@ -35,8 +36,7 @@ def kernel(name: str) -> str:
 def run_cli(*args, cwd=None):
     env = dict(os.environ, NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "scan", *map(str, args)],
-                          capture_output=True, text=True, env=env, cwd=cwd)
+    return cli_process.run(["scan", *map(str, args)], env=env, cwd=cwd)
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

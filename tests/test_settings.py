@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.settings import describe, find_project_root, from_table, load_settings
 from repo_env import pythonpath
+import cli_process
 
 SETTINGS_DOC = Path(__file__).parents[1] / "docs" / "settings.md"
 
@@ -32,8 +32,7 @@ def NAME(X, n, B: tl.constexpr):
 def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1")
     env["PYTHONPATH"] = pythonpath(env=env)
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", *map(str, args)], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=600)
+    return cli_process.run(args, env=env, cwd=cwd, timeout=600)
 
 
 def git_repo(root: Path, files: dict[str, str]) -> Path:

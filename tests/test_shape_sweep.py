@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.spec.param_uses import tile_extents
 from autotune_rewrite.spec.shape_sweep import SHAPE_SWEEP, SWEEP_COMPILES
 from tests.repo_env import pythonpath
+import cli_process
 
 KERNEL = '''
 import triton
@@ -195,8 +195,8 @@ def test_prune_drops_a_config_only_when_it_cannot_launch_at_every_swept_value(tm
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "x"], cwd=root,
                    check=True)
-    check = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", ".", "--format", "json"], cwd=root,
-                           env=env, capture_output=True, text=True, timeout=900)
+    check = cli_process.run(["check", ".", "--format", "json"], cwd=root,
+                           env=env, timeout=900)
     assert check.returncode in (0, 1), check.stderr
     kernels = json.loads(check.stdout)["kernels"]
     assert sorted(k["spec"] for k in kernels) == sorted(f"default d={v}" for v in SHAPE_SWEEP)
@@ -206,8 +206,7 @@ def test_prune_drops_a_config_only_when_it_cannot_launch_at_every_swept_value(tm
         for v in k["configs"]:
             launches[v["label"]] = launches.get(v["label"], False) or v["launchable"]
     assert set(launches) == {"BLOCK_M=32 w4 s2", "BLOCK_M=256 w8 s4"}
-    diff = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "prune", "."], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=900)
+    diff = cli_process.run(["diff", "--variant", "prune", "."], cwd=root, env=env, timeout=900)
     assert diff.returncode == 0, diff.stderr
     for config, alive in launches.items():
         block = config.split()[0].split("=")[1]
@@ -234,8 +233,7 @@ def test_a_swept_value_where_nothing_launches_does_not_stop_the_prune(tmp_path):
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "x"], cwd=root,
                    check=True)
-    diff = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "prune", "."], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=900)
+    diff = cli_process.run(["diff", "--variant", "prune", "."], cwd=root, env=env, timeout=900)
     assert diff.returncode == 0, diff.stderr
     removed = [line for line in diff.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
     added = [line for line in diff.stdout.splitlines() if line.startswith("+") and not line.startswith("+++")]
@@ -244,8 +242,7 @@ def test_a_swept_value_where_nothing_launches_does_not_stop_the_prune(tmp_path):
     assert added == ['+                          triton.Config({"BLOCK_M": 256}, num_warps=8, num_stages=4)], key=["n"])']
     assert "no config launches for every launch spec" in diff.stderr
     assert "cannot launch for this spec, as decided" in diff.stderr  # the re-check says what it found
-    v1 = subprocess.run([sys.executable, "-m", "autotune_rewrite", "diff", "--variant", "v1", "."], cwd=root, env=env,
-                        capture_output=True, text=True, timeout=900)
+    v1 = cli_process.run(["diff", "--variant", "v1", "."], cwd=root, env=env, timeout=900)
     assert v1.returncode in (0, 1) and v1.stdout == "", v1.stderr
 
 

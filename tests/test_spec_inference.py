@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pytest
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.locate.scan import scan
 from tests.repo_env import pythonpath
+import cli_process
 
 KERNEL = '''
 import torch
@@ -169,8 +168,7 @@ def test_distinct_launches_are_distinct_specs(pkg):
 
 
 def _cli(root: Path, *args: str):
-    return subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(root), "--format", "json", *args],
-                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=pythonpath()))
+    return cli_process.run(["check", str(root), "--format", "json", *args], env=dict(os.environ, PYTHONPATH=pythonpath()))
 
 
 def test_zero_configuration_judges_with_listed_assumptions(pkg):

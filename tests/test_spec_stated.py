@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.locate.scan import scan
 from tests.repo_env import pythonpath
+import cli_process
 
 KERNEL = '''
 import triton
@@ -147,8 +147,8 @@ def test_check_compiles_each_allowed_value_and_lists_the_assert(tmp_path):
     root = _pkg(tmp_path / "repo", WRAPPER)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     env = {**os.environ, "PYTHONPATH": pythonpath(), "AUTOTUNE_REWRITE_CACHE_DIR": str(tmp_path / "cache")}
-    p = subprocess.run([sys.executable, "-m", "autotune_rewrite", "check", str(root), "--arch", "sm_120",
-                        "--format", "json", "-j", "1"], capture_output=True, text=True, env=env, timeout=600)
+    p = cli_process.run(["check", str(root), "--arch", "sm_120",
+                        "--format", "json", "-j", "1"], env=env, timeout=600)
     assert p.returncode in (0, 1), p.stderr
     kernels = json.loads(p.stdout)["kernels"]
     assert sorted(k["spec"] for k in kernels) == ["default Lk=128", "default Lk=48", "default Lk=64"]
