@@ -244,6 +244,51 @@ def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
     assert dict(sig.constexprs)["EVEN"] is False and dict(sig.constexprs)["BLOCK"] == 96
 
 
+GIVEN_HEURISTIC_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.heuristics({"HAS_SCALE": lambda args: args["scale"] is not None,
+                    "ON_SM90": lambda args: probe_device() == 9,
+                    "WIDE": lambda args: probe_device() > 8 and args["BLOCK"] > 64,
+                    "BIG": lambda args: args["scale"] > 1.0})
+@triton.jit
+def g_kernel(x_ptr, n, scale, HAS_SCALE: tl.constexpr, ON_SM90: tl.constexpr, WIDE: tl.constexpr,
+             BIG: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs))
+'''
+
+
+def test_a_heuristic_value_the_spec_gives_is_used_when_the_lambda_cannot_be_evaluated(tmp_path):
+    from autotune_rewrite.settings.schema import SpecEntry
+    from autotune_rewrite.spec.heuristics import heuristics_of
+
+    (tmp_path / "g.py").write_text(GIVEN_HEURISTIC_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    hs = heuristics_of(tmp_path, site)
+    types = (("x_ptr", "*bf16"), ("n", "i32"), ("scale", "fp32"))
+    captured = SpecEntry(kernel="g.py::g_kernel", types=types, constexprs=(("ON_SM90", True), ("WIDE", False)),
+                         values=(("n", 4096),))
+    res = launch_spec.resolve_specs(site, [captured], kernel_source=GIVEN_HEURISTIC_KERNEL, heuristics=hs)
+    (spec,) = res.specs
+    # a float argument the spec types is not None; comparing its unknown value decides nothing
+    assert [v for _, _, v in dict(spec.heuristic_values)["HAS_SCALE"]] == [True, True]
+    assert dict(res.missing).get("default") == ("BIG",)
+    # a device query nobody can evaluate here, given by the spec: exact, used for every config
+    assert dict(spec.constexprs)["ON_SM90"] is True and "ON_SM90" not in {a.parameter for a in spec.assumptions}
+    # one that also reads the config: used as given, listed as an assumption
+    (wide,) = [a for a in spec.assumptions if a.parameter == "WIDE"]
+    assert wide.value == "False" and "reads the config" in wide.source
+    assert dict(launch_spec.specialize(site, spec, site.configs[1]).constexprs)["WIDE"] is False
+    # not given: still what the kernel needs (BIG is evaluated there on the listed int assumption)
+    inferred = launch_spec.resolve_specs(site, kernel_source=GIVEN_HEURISTIC_KERNEL, heuristics=hs)
+    assert dict(inferred.missing)["default"] == ("ON_SM90", "WIDE")
+    assert any(a.parameter == "BIG" and "scale = " in a.source for a in inferred.specs[0].assumptions)
+
+
 def test_a_conditional_argument_gives_one_spec_per_branch(pkg):
     ops = pkg / "pkg" / "ops.py"
     ops.write_text(ops.read_text().replace("D=16,", "D=16 if x.is_floating_point() else 32,"))

@@ -8,7 +8,10 @@ compile what the runtime compiles. The lambda is evaluated by the one static eva
 opaque object (``args["g"] is not None`` holds), an int of unknown value is
 ``spec_draft.ASSUMED_INT`` (divisible by 16, not 1, large: the same assumption as
 everywhere else, listed with the verdict). A lambda that needs anything else (a call into the
-program, a tensor's shape) stays unknown, and the parameter is what the kernel still needs.
+program, a tensor's shape) stays unknown, and the parameter is what the kernel still needs,
+unless the spec gives its value (a captured spec records what the lambda gave at that launch):
+then it is used as given, and listed as an assumption only when the lambda reads the config. A
+scalar argument the spec types without a value is not None, and nothing else is known of it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,25 @@ class TensorArg:
 
     def __repr__(self) -> str:
         return "<tensor>"
+
+
+class ScalarArg:
+    """A scalar argument whose value the spec does not give: not None (a None argument is typed
+    ``none`` in the spec); any other use of it makes the heuristic unknown, never a guess."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    def _unknown(self, *_: Any) -> Any:
+        raise Unresolved(f"the value of `{self.name}`")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __int__ = __float__ = __index__ = _unknown
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _unknown
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __neg__ = __abs__ = _unknown
+    __hash__ = object.__hash__
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,13 @@ def evaluate(heuristic: Heuristic, args: dict[str, Any]) -> tuple[bool, Any, str
         return False, None, f"{type(exc).__name__}: {exc}"
 
 
+def reads_config(heuristic: Heuristic, meta: frozenset[str] | set[str]) -> bool:
+    """Whether the lambda names a config's value (a meta-parameter, num_warps, num_stages): its
+    value may then differ per config."""
+    code = heuristic.pm.code(heuristic.node)
+    return any(f"'{n}'" in code or f'"{n}"' in code for n in (*meta, "num_warps", "num_stages"))
+
+
 def _no_imports(fq: str):
     raise Unresolved(f"calls into the program (`{fq}`)")
 
@@ -103,4 +132,4 @@ def config_args(config: ConfigValue | None) -> dict[str, Any]:
     return {**config.kwargs, "num_warps": config.effective_num_warps, "num_stages": config.effective_num_stages}
 
 
-__all__ = ["Heuristic", "TensorArg", "config_args", "evaluate", "heuristics_of"]
+__all__ = ["Heuristic", "ScalarArg", "TensorArg", "config_args", "evaluate", "heuristics_of", "reads_config"]

@@ -212,7 +212,7 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     values; a heuristic that cannot be evaluated makes its parameter lacking."""
     if not heuristics:
         return (), []
-    from autotune_rewrite.spec.heuristics import TensorArg, config_args, evaluate
+    from autotune_rewrite.spec.heuristics import ScalarArg, TensorArg, config_args, evaluate, reads_config
 
     base: dict[str, Any] = {}
     guessed: list[str] = []
@@ -224,6 +224,8 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
         elif spec.divisible:
             base[name] = ASSUMED_INT
             guessed.append(name)
+        elif spec.type != "constexpr":
+            base[name] = ScalarArg(name)
     out, assumptions = [], []
     for h in heuristics:
         values, why = [], ""
@@ -233,6 +235,16 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
             if not known:
                 break
             values.append(value)
+        given = draft.params.get(h.name)
+        if len(values) != len(ctx.site.configs or (None,)) and given is not None and given.has_value \
+                and given.source in ("settings", "assume"):
+            # The spec states it (a captured spec holds what the lambda gave at that launch): used as
+            # given, for every config. Exact unless the lambda reads a config's values.
+            if reads_config(h, ctx.meta):
+                assumptions.append(Assumption(h.name, repr(given.value), "as the spec gives it, for every config: "
+                                              "its @triton.heuristics lambda reads the config and does not "
+                                              f"evaluate statically here ({why})"))
+            continue
         if len(values) != len(ctx.site.configs or (None,)):
             draft.params.pop(h.name, None)
             draft.lacking.append(h.name)
