@@ -40,22 +40,39 @@ class StatedSet:
 
 def stated_sets(wrapper, before_line: int, module_value=None) -> dict[str, StatedSet]:
     """Name -> the set the wrapper's top-level asserts / raises pin it to before ``before_line``."""
+    out: dict[str, StatedSet] = {}
+    for test, negated, line, words in _checks(wrapper, before_line):
+        for subject, values, upper in _memberships(wrapper, test, negated, module_value):
+            name = wrapper.code(subject)
+            if _rebound(wrapper, subject, line) or (not values and out.get(name, StatedSet((), "", 0)).values):
+                continue  # a set says more than a bound
+            out[name] = StatedSet(values, words, line, upper)
+    return out
+
+
+def conditions_before(wrapper, before_line: int):
+    """(condition, the statement in words) of each top-level ``assert c`` above ``before_line``;
+    ``if c: raise`` gives ``not c`` when ``c`` is one ``not ...`` (``if not x.is_contiguous():
+    raise``). What holds at the launch."""
+    for test, negated, _, words in _checks(wrapper, before_line):
+        if not negated:
+            yield test, words
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            yield test.expression, words
+
+
+def _checks(wrapper, before_line: int):
+    """(condition, negated?, line, words) of the top-level checks above ``before_line``."""
     fn = wrapper.fn
     if fn is None or not isinstance(fn.body, cst.IndentedBlock):
-        return {}
-    out: dict[str, StatedSet] = {}
+        return
     for stmt in fn.body.body:
         line = wrapper.pm.span(stmt).start_line
         if line >= before_line:
             break
         for test, negated in _tests(stmt):
             words = f"if {wrapper.code(test)}: raise" if negated else f"assert {wrapper.code(test)}"
-            for subject, values, upper in _memberships(wrapper, test, negated, module_value):
-                name = wrapper.code(subject)
-                if _rebound(wrapper, subject, line) or (not values and out.get(name, StatedSet((), "", 0)).values):
-                    continue  # a set says more than a bound
-                out[name] = StatedSet(values, words, line, upper)
-    return out
+            yield test, negated, line, words
 
 
 def _tests(stmt: cst.CSTNode):
@@ -218,4 +235,4 @@ def over_options(facts: list[ArgFact], fn, why: str) -> ArgFact | None:
     return ArgFact(0, "", "int", options=tuple(values), why=why, stated=stated, assumption=assumption)
 
 
-__all__ = ["MAX_VALUES", "OPTION_CALLS", "StatedSet", "over_options", "pin", "stated_sets"]
+__all__ = ["MAX_VALUES", "OPTION_CALLS", "StatedSet", "conditions_before", "over_options", "pin", "stated_sets"]

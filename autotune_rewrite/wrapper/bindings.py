@@ -22,6 +22,10 @@ class Wrapper:
         self.fn = fn
         self.params: dict[str, cst.Param] = {}
         self.assigned: dict[str, list[cst.BaseExpression | None]] = {}
+        # Every binding in source order: (value, at the function's top level, its first line). A
+        # launch reads the bindings above it, and a rebinding's own value (``dq = dq.sum(0)``)
+        # the ones before that rebinding.
+        self.history: dict[str, list[tuple[cst.BaseExpression | None, bool, int]]] = {}
         if fn is None:
             return
         p = fn.params
@@ -29,12 +33,11 @@ class Wrapper:
             self.params[param.name.value] = param
         top = {id(small) for stmt in getattr(fn.body, "body", ()) if isinstance(stmt, cst.SimpleStatementLine)
                for small in stmt.body}
-        order: dict[str, list[tuple[cst.BaseExpression | None, bool]]] = {}
-        fn.body.visit(_AssignVisitor(order, top))
+        order: dict[str, list[tuple[cst.BaseExpression | None, bool, int]]] = {}
+        fn.body.visit(_AssignVisitor(order, top, pm))
+        self.history = order
         for name, bindings in order.items():
-            # Straight-line code: the last top-level assignment hides every earlier one.
-            last = max((i for i, (_, is_top) in enumerate(bindings) if is_top), default=0)
-            self.assigned[name] = [value for value, _ in bindings[last:]]
+            self.assigned[name] = [value for _, value in visible(bindings, len(bindings))]
 
     @classmethod
     def of(cls, pm, fn: cst.FunctionDef | None) -> "Wrapper":
@@ -50,18 +53,35 @@ class Wrapper:
         return self.pm.code(node).strip()
 
 
+def visible(bindings: list[tuple[cst.BaseExpression | None, bool, int]], before: int) -> list[tuple[int, cst.BaseExpression | None]]:
+    """(index, value) of the bindings that a read coming after the first ``before`` of them sees:
+    straight-line code, so the last top-level one hides every earlier one."""
+    last = max((i for i, (_, is_top, _) in enumerate(bindings[:before]) if is_top), default=0)
+    return [(i, value) for i, (value, _, _) in enumerate(bindings[:before]) if i >= last]
+
+
+def above(bindings: list[tuple[cst.BaseExpression | None, bool, int]], line: int | None) -> int:
+    """How many of ``bindings`` start above ``line`` (None: all of them)."""
+    return len(bindings) if line is None else sum(1 for _, _, first in bindings if first < line)
+
+
 class _AssignVisitor(OwnBodyVisitor):
     """Local assignments of one function (not of nested functions or classes), in source order:
     name -> [(value, at the function's top level)]. ``None`` marks a binding whose value is not
     one expression (a loop target, ``with ... as``, an augmented assignment)."""
 
-    def __init__(self, out: dict, top: set[int]):
+    def __init__(self, out: dict, top: set[int], pm):
         self.out = out
         self.top = top
+        self.pm = pm
         self._current: cst.CSTNode | None = None
 
     def _add(self, name: str, value) -> None:
-        self.out.setdefault(name, []).append((value, id(self._current) in self.top))
+        try:
+            line = self.pm.span(self._current).start_line
+        except (KeyError, AttributeError):  # a node without a position: seen by every read
+            line = 0
+        self.out.setdefault(name, []).append((value, id(self._current) in self.top, line))
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name):
@@ -185,4 +205,4 @@ class _ExpandedOnly(cst.CSTVisitor):
             self.only_expanded = False
 
 
-__all__ = ["SHAPE_ITEM", "Wrapper", "is_shape", "spelled_kwargs"]
+__all__ = ["SHAPE_ITEM", "Wrapper", "above", "is_shape", "spelled_kwargs", "visible"]

@@ -13,7 +13,8 @@ from autotune_rewrite.model import ArgFact
 from autotune_rewrite.wrapper.arg_facts import assumptions_of, kwarg, unknown, upper_bound
 from autotune_rewrite.wrapper.asserts import OPTION_CALLS, over_options
 from autotune_rewrite.wrapper.torch_names import (
-    CASTS, FACTORIES, FLOAT_CALLS, INT_CALLS, INT_METHODS, LIKE, NEW, SAME, SAME_FRESH,
+    CASTS, FACTORIES, FLOAT_CALLS, INT64_REDUCTIONS, INT_CALLS, INT_METHODS, JOINS, LIKE, NEW, REDUCTIONS, SAME,
+    SAME_FRESH,
 )
 
 
@@ -60,6 +61,16 @@ class CallFacts:
             if dt is None and (target is None or self._fact(target, d).kind not in ("dtype", "tensor")):
                 dt = base.dtype if base.kind == "tensor" else None  # .to(device)
             return ArgFact(0, "", "tensor", dtype=dt, why=".to(...)")
+        if on is not None and not on_torch and name in REDUCTIONS:  # ``dq.sum(0)``
+            return self._reduced(self._fact(on, d), name, e, d)
+        first = e.args[0].value if on_torch and e.args and e.args[0].keyword is None and not e.args[0].star else None
+        if first is not None and name in REDUCTIONS:  # ``torch.sum(dq, 0)``
+            return self._reduced(self._fact(first, d), name, e, d)
+        if first is not None and (name in SAME or name in SAME_FRESH):  # ``torch.transpose(x, 0, 1)``
+            base = self._fact(first, d)
+            return replace(base, fresh=name in SAME_FRESH, why=f"torch.{name}()") if base.kind == "tensor" else unknown("")
+        if first is not None and name in JOINS:
+            return self._joined(first, name, d)
         if on is not None and name in CASTS and not e.args:
             return ArgFact(0, "", "tensor", dtype=CASTS[name], fresh=False, why=f".{name}()")
         if on is not None and (name in SAME_FRESH or name in SAME):
@@ -99,6 +110,25 @@ class CallFacts:
                 return ArgFact(0, "", "float", why=f"{name}(...)")
         return unknown("")
 
+    def _reduced(self, base: ArgFact, name: str, e: cst.Call, d: int) -> ArgFact:
+        if base.kind != "tensor":
+            return unknown("")
+        given = kwarg(e, "dtype")
+        integral = base.dtype is not None and (base.dtype == "bool" or base.dtype.startswith(("int", "uint")))
+        dtype = (self._dtype_of(given, d) if given is not None else
+                 "int64" if integral and name in INT64_REDUCTIONS else base.dtype)
+        return ArgFact(0, "", "tensor", dtype=dtype, fresh=True, why=f".{name}(...)",
+                       assumption=base.assumption if given is None else "")
+
+    def _joined(self, tensors: cst.BaseExpression, name: str, d: int) -> ArgFact:
+        listed = isinstance(tensors, (cst.List, cst.Tuple)) and tensors.elements and \
+            not any(isinstance(el, cst.StarredElement) for el in tensors.elements)
+        parts = [self._fact(el.value, d) for el in tensors.elements] if listed else []
+        dtypes = {p.dtype if p.kind == "tensor" else None for p in parts}
+        dtype = dtypes.pop() if len(dtypes) == 1 else None  # mixed dtypes: torch promotes, not read here
+        return ArgFact(0, "", "tensor", dtype=dtype, fresh=True, why=f"torch.{name}(...)",
+                       assumption=assumptions_of(parts) if dtype else "")
+
     def _int_call(self, name: str, e: cst.Call, d: int) -> ArgFact:
         facts = [self._fact(a.value, d) for a in e.args if a.keyword is None]
         if facts and all(f.value_known and isinstance(f.value, (int, float)) and not isinstance(f.value, bool)
@@ -131,9 +161,12 @@ class CallFacts:
         base = self._fact(tensor, d)
         last = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus) \
             and isinstance(index.expression, cst.Integer) and index.expression.value == "1"
-        if not last:
+        layout = self.layouts.get(self.w.code(tensor))
+        if layout is not None and not last and isinstance(index, cst.Integer) and int(index.value) in layout.unit_dims:
+            return ArgFact(0, "", "int", value=1, value_known=True, why=f"stated by `{layout.statement}`")
+        if not last or (layout is not None and layout.last_is_unit(None) is False):
             return ArgFact(0, "", "int", why="a stride")
-        if base.kind == "tensor" and base.fresh:
+        if base.kind == "tensor" and (base.fresh or (layout is not None and layout.last_is_unit(None))):
             return ArgFact(0, "", "int", value=1, value_known=True, why=f"{self.w.code(tensor)} is contiguous")
         return ArgFact(0, "", "int", value=1, value_known=True, why="last-dim stride",
                        assumption=f"{self.w.code(tensor)} is contiguous in its last dim")

@@ -26,19 +26,24 @@ from autotune_rewrite.wrapper.arg_facts import MAX_DEPTH, hint_kind, join, of_va
 from autotune_rewrite.wrapper.asserts import pin, stated_sets
 from autotune_rewrite.wrapper.call_facts import CallFacts
 from autotune_rewrite.wrapper.operator_facts import OperatorFacts
+from autotune_rewrite.wrapper.stated_layouts import stated_layouts
 from autotune_rewrite.wrapper.torch_names import INT_ATTRS, LEGACY_INT_DTYPES, dtype_name
-from autotune_rewrite.wrapper.bindings import SHAPE_ITEM, Wrapper, is_shape, spelled_kwargs
+from autotune_rewrite.wrapper.bindings import SHAPE_ITEM, Wrapper, is_shape, above, spelled_kwargs, visible
 from autotune_rewrite.model import ArgFact
 
 class ArgReader(CallFacts, OperatorFacts):
     """Reads launch arguments in one wrapper. ``fact(expr)`` never raises."""
 
-    def __init__(self, wrapper: Wrapper, module_value=None, stated=None, resolve=None):
+    def __init__(self, wrapper: Wrapper, module_value=None, stated=None, resolve=None, line: int | None = None):
         self.w = wrapper
+        self.line = line  # the launch's first line: the bindings below it are not what it passes
+        self.layouts = stated_layouts(wrapper, line) if line is not None else {}  # ``assert x.stride(1) == 1``
         self.module_value = module_value  # name -> (known, value) for module-level constants
         self.stated = stated or {}  # subject text -> StatedSet (``assert Lk in {64, 128}``)
         self.resolve = resolve  # another module's name -> value, for context objects (``context_fields``)
-        self._active: set[str] = set()  # names being followed (``x = x.contiguous()``)
+        # name -> the index (in ``Wrapper.history``) of the binding being followed: inside
+        # ``x = x.contiguous()`` the name means the bindings before that one.
+        self._active: dict[str, int] = {}
 
     def fact(self, expr: cst.BaseExpression) -> ArgFact:
         try:
@@ -78,16 +83,23 @@ class ArgReader(CallFacts, OperatorFacts):
             return ArgFact(0, "", "bool", value=e.value == "True", value_known=True, why="literal")
         if e.value == "None":
             return ArgFact(0, "", "none", value=None, value_known=True, why="literal")
-        values = self.w.assigned.get(e.value)
-        if values and e.value not in self._active:
-            # A local binding: what every assignment agrees on. Inside one (``x = x.contiguous()``)
-            # the name means its earlier binding: the wrapper's parameter.
-            self._active.add(e.value)
+        history = self.w.history.get(e.value, [])
+        bound = visible(history, self._active.get(e.value, above(history, self.line)))
+        values = [v for _, v in bound]
+        if values:
+            # A local binding: what every assignment agrees on. Inside one (``dq = dq.sum(0)``)
+            # the name means the bindings before it (else the wrapper's parameter).
+            outer = self._active.get(e.value)
+            facts = []
             try:
-                facts = [self._fact(v, d) if isinstance(v, cst.BaseExpression) else unknown(e.value)
-                         for v in values]
+                for i, v in bound:
+                    self._active[e.value] = i
+                    facts.append(self._fact(v, d) if isinstance(v, cst.BaseExpression) else unknown(e.value))
             finally:
-                self._active.discard(e.value)
+                if outer is None:
+                    self._active.pop(e.value, None)
+                else:
+                    self._active[e.value] = outer
             joined = join(facts, e.value)
             if len(values) == 1 and isinstance(values[0], cst.BaseExpression) and values[0] is not SHAPE_ITEM:
                 code = self.w.code(values[0])
@@ -185,7 +197,8 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     or of a config it builds (``**config.all_kwargs()``). ``resolve``: another module's name -> its
     value (or raises), for the context objects a field is read from."""
     wrapper = Wrapper.of(pm, fn)
-    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, pm.span(call).start_line, module_value), resolve)
+    line = pm.span(call).start_line
+    reader = ArgReader(wrapper, module_value, stated_sets(wrapper, line, module_value), resolve, line)
     last = _last_strides(pm, call, fn)
     out = []
     index = 0
@@ -213,9 +226,11 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
         fact = reader.fact(a.value)
         if not fact.value_known and not fact.expr:
             fact = replace(fact, expr=fact.text)  # what an ``assume`` value may still decide
-        if a.value in last and not fact.value_known:
-            # Exact for a tensor freshly allocated or made contiguous here; assumed otherwise.
-            fresh = reader.fact(a.value.func.value).fresh
+        layout = reader.layouts.get(last.get(a.value, ""))
+        unit = layout.last_is_unit(None) if layout is not None else None
+        if a.value in last and not fact.value_known and unit is not False:
+            # Exact for a tensor freshly allocated, made contiguous or checked so here; assumed otherwise.
+            fresh = reader.fact(a.value.func.value).fresh or unit
             fact = replace(fact, value=1, value_known=True, why="its tensor's last-dim stride",
                            assumption="" if fresh else f"{last[a.value]} is contiguous in its last dim")
         if a.keyword is None:

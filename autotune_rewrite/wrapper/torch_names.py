@@ -18,6 +18,13 @@ SAME_FRESH = {"contiguous", "clone"}
 SAME = {"view", "reshape", "transpose", "t", "permute", "flatten", "squeeze", "unsqueeze", "expand",
         "detach", "narrow", "select", "unflatten", "view_as", "expand_as", "repeat", "T", "mT",
         "as_strided", "index_select", "masked_fill", "fill_", "zero_", "copy_", "mul", "add", "sub"}
+# reductions and scans (method or ``torch.`` function): a new contiguous tensor of the input's
+# dtype, except that the ones in the second set sum a bool or integer tensor in int64; ``dtype=``,
+# when given, decides.
+REDUCTIONS = {"sum", "mean", "amax", "amin", "cumsum", "cumprod", "prod", "nansum", "nanmean", "logsumexp", "norm"}
+INT64_REDUCTIONS = {"sum", "cumsum", "cumprod", "prod", "nansum"}
+# ``torch.cat([a, b])``: a new contiguous tensor, of its inputs' dtype when they all have the same one
+JOINS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack"}
 CASTS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64",
          "int": "int32", "long": "int64", "short": "int16", "bool": "bool", "char": "int8", "byte": "uint8"}
 INT_METHODS = {"stride", "size", "numel", "dim", "element_size", "nelement", "data_ptr", "get_device"}
@@ -49,5 +56,6 @@ def dtype_name(node: cst.BaseExpression) -> str | None:
 
 
 
-__all__ = ["CANON", "CASTS", "FACTORIES", "FLOAT_CALLS", "INT_ATTRS", "INT_CALLS", "INT_METHODS", "LEGACY_INT_DTYPES",
-           "LEGACY_TENSORS", "LIKE", "NEW", "SAME", "SAME_FRESH", "TENSOR_HINTS", "TORCH_DTYPES", "dtype_name"]
+__all__ = ["CANON", "CASTS", "FACTORIES", "FLOAT_CALLS", "INT64_REDUCTIONS", "INT_ATTRS", "INT_CALLS", "INT_METHODS", "JOINS",
+           "LEGACY_INT_DTYPES",
+           "LEGACY_TENSORS", "LIKE", "NEW", "REDUCTIONS", "SAME", "SAME_FRESH", "TENSOR_HINTS", "TORCH_DTYPES", "dtype_name"]

@@ -1,0 +1,135 @@
+"""Dtypes and layouts the wrapper states, followed through the torch calls that keep or set them.
+
+A reduction keeps a floating tensor's dtype (``dq = dq.sum(0)`` of an fp32 buffer is fp32) and
+sums an integer one in int64; ``torch.cat`` of tensors of one dtype has it; the functional forms
+(``torch.transpose(x, 0, 1)``) read like the methods; and a launch passes what a name is bound to
+above it, not what the wrapper rebinds it to afterwards. Real LibCST scan of a package written
+here; the specs as ``check`` would compile them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from autotune_rewrite.locate.scan import scan
+from autotune_rewrite.spec import launch_spec
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def grads_kernel(q_ptr, dq_ptr, dk_ptr, idx_ptr, cat_ptr, t_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(q_ptr + offs) + tl.load(t_ptr + offs) + tl.load(cat_ptr + offs)
+    tl.store(dq_ptr + offs, x + tl.load(idx_ptr + offs))
+    tl.store(dk_ptr + offs, x)
+'''
+
+WRAPPER = '''
+import torch
+
+from pkg.kernels import grads_kernel
+
+
+def backward(q: torch.Tensor, k: torch.Tensor, counts: torch.Tensor):
+    q = q.to(torch.bfloat16)
+    dq = q.new_empty((4, *q.shape), dtype=torch.float)
+    dq = dq.sum(0)
+    dk = torch.empty_like(k, dtype=torch.float32)
+    totals = counts.to(torch.int32).cumsum(0)
+    both = torch.cat([q.float(), k.float()])
+    qt = torch.transpose(q, 0, 1)
+    grads_kernel[(1,)](q, dq, dk, totals, both, qt, q.numel())
+    dk = dk.to(q.dtype)  # after the launch: not what the kernel got
+    return dq, dk
+'''
+
+
+def _spec(tmp_path, wrapper: str):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(KERNEL)
+    (pkg / "ops.py").write_text(textwrap.dedent(wrapper))
+    (site,) = scan(tmp_path, jobs=1).sites
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=KERNEL).specs
+    return dict(spec.types), {a.parameter for a in spec.assumptions}
+
+
+def test_dtypes_follow_reductions_joins_functional_forms_and_the_binding_above_the_launch(tmp_path):
+    types, assumed = _spec(tmp_path, WRAPPER)
+    assert types["q_ptr"] == "*bf16"
+    assert types["dq_ptr"] == "*fp32"  # new_empty(dtype=torch.float), then .sum(0)
+    assert types["dk_ptr"] == "*fp32"  # the rebinding below the launch is not what it passes
+    assert types["idx_ptr"] == "*i64"  # cumsum of int32 sums in int64
+    assert types["cat_ptr"] == "*fp32" and types["t_ptr"] == "*bf16"
+    assert not {"q_ptr", "dq_ptr", "dk_ptr", "idx_ptr", "cat_ptr", "t_ptr"} & assumed  # all stated by the code
+
+
+def test_a_reduction_with_dtype_or_of_mixed_inputs_reads_what_it_says(tmp_path):
+    wrapper = (WRAPPER.replace("dq = dq.sum(0)", "dq = dq.sum(0, dtype=torch.float16)")
+               .replace("torch.cat([q.float(), k.float()])", "torch.cat([q, k.float()])"))
+    types, assumed = _spec(tmp_path, wrapper)
+    assert types["dq_ptr"] == "*fp16"
+    assert "cat_ptr" in assumed  # bf16 and fp32 joined: torch promotes, the tool does not guess it
+
+
+STRIDED_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def nhwc_kernel(x_ptr, y_ptr, n, sx0, sx1, sx2, sx3, sy0, sy1, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs * sx3 + offs * sx1 + sx0 + sx2)
+    tl.store(y_ptr + offs * sy1 + sy0, v)
+'''
+
+STRIDED_WRAPPER = '''
+import torch
+
+from pkg.kernels import nhwc_kernel
+
+
+def conv_like(x: torch.Tensor, y: torch.Tensor):
+    assert x.stride(1) == 1, "channels-last input"
+    if not y.is_contiguous():
+        raise ValueError("y must be contiguous")
+    nhwc_kernel[(1,)](x, y, x.numel(), x.stride(0), x.stride(1), x.stride(2), x.stride(3), y.stride(0), y.stride(1))
+'''
+
+
+def _strided(tmp_path, wrapper: str):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(STRIDED_KERNEL)
+    (pkg / "ops.py").write_text(wrapper)
+    (site,) = scan(tmp_path, jobs=1).sites
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=STRIDED_KERNEL).specs
+    return dict(spec.int_values), {a.parameter: a for a in spec.assumptions}
+
+
+def test_a_stated_layout_is_a_fact_and_a_channels_last_tensor_is_not_taken_as_last_dim_contiguous(tmp_path):
+    values, assumed = _strided(tmp_path, STRIDED_WRAPPER)
+    assert values["sx1"] == 1 and "sx1" not in assumed  # `assert x.stride(1) == 1`: exact
+    assert values.get("sx3") != 1  # its last dim is not the unit one: not assumed contiguous there
+    assert values["sy1"] == 1 and "sy1" not in assumed  # `if not y.is_contiguous(): raise`: exact, not assumed
+
+
+def test_without_a_layout_check_the_last_dim_stays_an_assumption(tmp_path):
+    plain = STRIDED_WRAPPER.replace('    assert x.stride(1) == 1, "channels-last input"\n', "").replace(
+        '    if not y.is_contiguous():\n        raise ValueError("y must be contiguous")\n', "")
+    values, assumed = _strided(tmp_path, plain)
+    assert values["sx3"] == 1 and "contiguous in its last dim" in assumed["sx3"].source
+    assert values.get("sx1") != 1
+    channels_last = plain.replace("    nhwc_kernel[", "    assert x.is_contiguous(memory_format=torch.channels_last)\n"
+                                  "    nhwc_kernel[")
+    (tmp_path / "cl").mkdir()
+    values, assumed = _strided(tmp_path / "cl", channels_last)
+    assert values["sx1"] == 1 and values.get("sx3") != 1
