@@ -163,3 +163,37 @@ def test_unaligned_pointer_is_noted():
     *_, notes = records._spec_facts(record, set())
     assert notes == ("pointer x was not 16-byte aligned at launch (check assumes aligned)",)
 
+
+
+def _tma_records(file: str, shapes: list[dict]) -> list[dict]:
+    # What the hooks write for a kernel whose pre_hook sets a_desc's block shape per config.
+    kernel = {"file": file, "name": "tma_kernel", "qualname": "tma_kernel"}
+    params = [{"name": "a_desc", "constexpr": False}, {"name": "M", "constexpr": False},
+              *({"name": m, "constexpr": True} for m in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))]
+    out = [{"event": "autotune", "kernel": kernel, "keys": ["M"], "key_values": {"M": 4096}, "dtypes": [],
+            "meta_params": ["BLOCK_M", "BLOCK_N", "BLOCK_K"], "configs": len(shapes)}]
+    for meta in shapes:
+        dims = f"1, {meta['BLOCK_M']}, {meta['BLOCK_K']}"
+        out.append({"event": "compile", "kernel": kernel, "autotuned": True, "params": params,
+                    "signature": {"a_desc": f"tensordesc<bf16[{dims}]>", "M": "i32", **{m: "constexpr" for m in meta}},
+                    "constants": meta, "attrs": {"M": [["tt.divisibility", 16]]}, "values": {"M": 4096},
+                    "options": {"num_warps": 4, "num_stages": 3}, "resources": {}})
+    return out
+
+
+def test_a_block_shape_the_configs_set_is_captured_in_the_symbolic_descriptor_form(tmp_path):
+    file = str(tmp_path / "tma.py")
+    shapes = [{"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+              {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32}]
+    (kernel,) = records.fold(_tma_records(file, shapes), tmp_path).kernels
+    (spec,) = kernel.specs  # one spec, right for every config, not one per block shape
+    assert dict(spec.types)["a_desc"] == "tensordesc<bf16[1, BLOCK_M, BLOCK_K]>"  # the fixed 1 stays as seen
+    assert len(spec.compiles) == 3
+
+
+def test_a_block_dim_two_meta_parameters_explain_equally_stays_as_seen(tmp_path):
+    file = str(tmp_path / "tma.py")
+    shapes = [{"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}]
+    (kernel,) = records.fold(_tma_records(file, shapes), tmp_path).kernels
+    assert sorted(dict(s.types)["a_desc"] for s in kernel.specs) == ["tensordesc<bf16[1, 128, 64]>",
+                                                                      "tensordesc<bf16[1, 64, 64]>"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,8 +109,49 @@ def _constant(value: Any) -> Any:
     return value
 
 
-def _spec_facts(record: Mapping[str, Any], meta: set[str]):
-    """(types, constexprs, values, divisible, notes) of one compile record, meta-params removed."""
+_DESCRIPTOR = re.compile(r"tensordesc<([^\[\]]+)\[([\d, ]+)\]>")
+
+
+def descriptor_dims(records: Sequence[Mapping[str, Any]], meta: Sequence[str]) -> dict[str, tuple[str | None, ...]]:
+    """TMA descriptor parameter -> per dim, the meta-parameter that sets it, where an autotuner
+    ``pre_hook`` sets the block shape per config: a dim that differs between the compiles and
+    equals one meta-parameter's value in every one of them (ambiguous or fixed: None, kept as
+    seen). The spec then says ``tensordesc<bf16[1, BLOCK_M, BLOCK_K]>`` once, right for every
+    config, instead of one spec per block shape."""
+    seen: dict[str, list[tuple[tuple[int, ...], Mapping[str, Any]]]] = {}
+    for r in records:
+        constants = r.get("constants") or {}
+        for name, ty in (r.get("signature") or {}).items():
+            m = _DESCRIPTOR.fullmatch(ty) if isinstance(ty, str) else None
+            if m:
+                seen.setdefault(name, []).append((tuple(int(x) for x in m.group(2).split(",")), constants))
+    out = {}
+    for name, shapes in seen.items():
+        if len({len(dims) for dims, _ in shapes}) != 1:
+            continue
+        names: list[str | None] = []
+        for i in range(len(shapes[0][0])):
+            if len({dims[i] for dims, _ in shapes}) < 2:
+                names.append(None)
+                continue
+            matches = [m for m in meta if all(c.get(m) == dims[i] for dims, c in shapes)]
+            names.append(matches[0] if len(matches) == 1 else None)
+        if any(names):
+            out[name] = tuple(names)
+    return out
+
+
+def _symbolic(ty: str, names: tuple[str | None, ...] | None) -> str:
+    m = _DESCRIPTOR.fullmatch(ty) if names else None
+    if m is None:
+        return ty
+    dims = [d.strip() for d in m.group(2).split(",")]
+    return f"tensordesc<{m.group(1)}[{', '.join(n or d for n, d in zip(names, dims))}]>"
+
+
+def _spec_facts(record: Mapping[str, Any], meta: set[str], descriptors: Mapping[str, tuple] | None = None):
+    """(types, constexprs, values, divisible, notes) of one compile record, meta-params removed;
+    ``descriptors``: the block-shape dims the configs set (``descriptor_dims``)."""
     params = record.get("params") or []
     signature = record.get("signature") or {}
     constants = record.get("constants") or {}
@@ -146,7 +188,7 @@ def _spec_facts(record: Mapping[str, Any], meta: set[str]):
         if not isinstance(ty, str):
             notes.append(f"{name} has type {ty!r} (not folded)")
             continue
-        types.append((name, ty))
+        types.append((name, _symbolic(ty, (descriptors or {}).get(name))))
         hinted = any(a == "tt.divisibility" and b == 16 for a, b in attrs.get(name, []))
         if hinted:
             divisible.append(name)
@@ -219,14 +261,15 @@ def fold(records: Iterable[Mapping[str, Any]], root: Path) -> CaptureResult:
             continue
         meta = set(entry["meta"])
         groups: dict[tuple, list] = {}
-        for r in records:
-            if r.get("event") == "compile" and (r["kernel"].get("file"), r["kernel"].get("qualname")) == k \
-                    and r.get("autotuned"):
-                facts = _spec_facts(r, meta)
-                identity = (facts[0], facts[1], facts[3], tuple(n for n, v in facts[2] if v == 1))
-                live = groups.setdefault(identity, [facts, []])[1]
-                if _live(r, meta) not in live:  # a config compiled again (another process) is one compile
-                    live.append(_live(r, meta))
+        compiles = [r for r in records if r.get("event") == "compile" and r.get("autotuned")
+                    and (r["kernel"].get("file"), r["kernel"].get("qualname")) == k]
+        descriptors = descriptor_dims(compiles, entry["meta"])
+        for r in compiles:
+            facts = _spec_facts(r, meta, descriptors)
+            identity = (facts[0], facts[1], facts[3], tuple(n for n, v in facts[2] if v == 1))
+            live = groups.setdefault(identity, [facts, []])[1]
+            if _live(r, meta) not in live:  # a config compiled again (another process) is one compile
+                live.append(_live(r, meta))
         ordered = list(groups.values())
         names = _names([facts for facts, _ in ordered])
         specs = tuple(
