@@ -76,6 +76,28 @@ def spawn(*args, cwd: Path, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def pipe_holders(proc: subprocess.Popen) -> list[str]:
+    """The processes (pid and command line) that still hold ``proc``'s stdout/stderr pipes open:
+    what a ``communicate`` after ``proc`` died is waiting for. Linux (/proc); elsewhere empty."""
+    pipes = set()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None and not stream.closed:
+            try:
+                pipes.add(os.readlink(f"/proc/self/fd/{stream.fileno()}"))
+            except OSError:
+                pass
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()) if pipes else ():
+        try:
+            held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if held & pipes:
+            found.append(f"{pid}: {cmd.strip()}")
+    return found
+
+
 def ours(tmpdir: Path) -> list[str]:
     """Temp folders of ours left in a private TMPDIR."""
     return sorted(p.name for p in tmpdir.iterdir() if p.name.startswith("autotune-rewrite-"))

@@ -13,7 +13,7 @@ import time
 import pytest
 from rewrite_e2e import git, state
 from repo_env import pythonpath
-from safety_helpers import BRANCH, env_for, ours, spawn, tiny_repo
+from safety_helpers import BRANCH, env_for, ours, pipe_holders, spawn, tiny_repo
 
 from autotune_rewrite import interrupts
 
@@ -95,7 +95,10 @@ def test_sigkilled_apply_is_cleaned_up_by_the_next_run_and_other_worktrees_stay(
                      env=env_for(tmpdir, tmp_path / f"cache{i}"))
         time.sleep(full * fraction)
         proc.kill()
-        proc.communicate(timeout=60)
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # something outlived the kill with our pipes: name it
+            pytest.fail(f"killed apply's pipes still held 60 s later by {pipe_holders(proc)}")
         # Our pool's workers die with the pipe to their parent; give them a moment.
         time.sleep(0.5)
         killed_with_leftovers += bool(ours(tmpdir))
