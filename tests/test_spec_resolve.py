@@ -150,6 +150,87 @@ def test_missing_values_give_an_assume_table_that_parses_and_guesses_nothing():
     assert again.ok and dict(again.specs[0].constexprs)["SCALE"] == 2
 
 
+SWAPPED_POINTERS = """
+import triton.language as tl
+
+
+def scatter(src, dst, ids, starts, ends, N: tl.constexpr, FORWARD: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    slot = tl.program_id(0)
+    group = tl.load(ids + row)
+    if group > 0:
+        slot -= tl.load(starts + group - 1)
+    target = slot
+    if group > 0:
+        target += tl.load(ends + group - 1)
+    src += row * N
+    dst += tl.multiple_of(target * N, N)
+    inp = src if FORWARD else dst
+    out = dst if FORWARD else src
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(inp + offs))
+"""
+
+
+def test_a_pointer_chosen_by_a_conditional_and_offsets_summed_from_loads_are_read_as_such():
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params
+
+    # ``inp = src if FORWARD else dst``: both are pointers (not ints of unknown value), and what
+    # ``starts``/``ends`` hold is summed into the row a store goes to: ints, through ``-=``/``+=``
+    # and a local copy, whichever of the two loads reached it first.
+    assert pointer_params(SWAPPED_POINTERS, "scatter") == ("src", "dst", "ids", "starts", "ends")
+    assert index_pointer_params(SWAPPED_POINTERS, "scatter") == ("ids", "starts", "ends")
+
+
+SCORES_TO_SLOTS = """
+import triton.language as tl
+
+
+def kern(q, k, counts, slots, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    qk = tl.dot(tl.load(q + offs[:, None] * BLOCK + offs[None, :]), tl.load(k + offs[:, None] * BLOCK + offs[None, :]))
+    keep = qk >= tl.max(qk, axis=1, keep_dims=True)
+    idx = tl.where(keep, offs[None, :], n)
+    per_row = tl.sum(keep.to(tl.int32), axis=1, keep_dims=True)
+    start = tl.atomic_add(counts + offs[:, None], per_row)
+    tl.store(slots + start + offs[None, :], idx, mask=idx < n)
+"""
+
+
+def test_what_a_comparison_or_an_atomic_returns_does_not_make_the_compared_tensors_ints():
+    from autotune_rewrite.spec.pointer_dtypes import index_pointer_params
+
+    # ``keep`` is a bool made by comparing scores: counting it gives an int, but q and k stay data
+    # (an int32 tl.dot does not compile); what the atomic returns is what ``counts`` held, and it
+    # is an offset of the store's address: counts holds ints.
+    assert index_pointer_params(SCORES_TO_SLOTS, "kern") == ("counts",)
+
+
+MASK_FROM_MEMORY = """
+import triton.language as tl
+
+
+def kern(keep_ptr, hits_ptr, flags_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    hit = tl.load(hits_ptr + offs, mask=offs < n, other=False)
+    tl.store(keep_ptr + offs, False, mask=hit)
+    tl.store(keep_ptr + offs + n, True, mask=tl.load(flags_ptr + offs))
+"""
+
+
+def test_a_tensor_loaded_as_a_mask_is_assumed_bool():
+    from autotune_rewrite.spec.pointer_dtypes import mask_pointer_params
+
+    # Triton takes only a boolean mask: a bf16 guess for hits_ptr would not compile.
+    assert mask_pointer_params(MASK_FROM_MEMORY, "kern") == ("hits_ptr", "flags_ptr")
+    site = make_site([("keep_ptr", None, None), ("hits_ptr", None, None), ("flags_ptr", None, None), ("n", None, None),
+                      ("BLOCK", "tl.constexpr", None)], configs=[ConfigValue({"BLOCK": 16})])
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=MASK_FROM_MEMORY).specs
+    types = dict(spec.types)
+    assert types["hits_ptr"] == types["flags_ptr"] == "*i1" and types["keep_ptr"] == "*bf16"
+    assert any(a.parameter == "hits_ptr" and "mask=" in a.source for a in spec.assumptions)
+
+
 def test_assume_dtype_fills_only_pointers_and_marks_them():
     source = (
         "import triton.language as tl\n"

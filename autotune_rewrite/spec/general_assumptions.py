@@ -107,6 +107,8 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
         ty, why = "*i64", "what the kernel loads from it becomes a pointer (.to(tl.pointer_type(...))): assumed *i64"
     elif p.name in ctx.int8_dots:
         ty, why = "*i8", "its tiles go into a tl.dot with an int32 accumulator: assumed *i8"
+    elif p.name in ctx.masks:
+        ty, why = "*i1", "what the kernel loads from it is a load's or store's mask=: assumed *i1 (torch.bool)"
     elif p.name in ctx.index_pointers:
         ty, why = "*i32", "a tensor whose loaded values the kernel uses as ints: assumed *i32"
     elif p.name in ctx.fp32_loads:

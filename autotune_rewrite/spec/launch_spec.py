@@ -37,7 +37,7 @@ from autotune_rewrite.spec.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values, tile_extents,
 )
 from autotune_rewrite.spec.pointer_dtypes import (
-    address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params,
+    address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params, mask_pointer_params,
 )
 from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
 from autotune_rewrite.spec.shape_sweep import specs_per_draft, sweep_shapes
@@ -113,6 +113,7 @@ def resolve_specs(
                       int8_dots=frozenset(int8_dot_params(kernel_source, site.kernel)),
                       fp32_loads=frozenset(fp32_pointer_params(kernel_source, site.kernel)),
                       address_tables=frozenset(address_table_params(kernel_source, site.kernel)),
+                      masks=frozenset(mask_pointer_params(kernel_source, site.kernel)),
                       flags=frozenset(flags := flags_of(kernel_source, site.kernel, constexprs)),
                       flag_rules=flag_rules(kernel_source, site.kernel, flags),
                       dtypes=frozenset(dtypes_of(kernel_source, site.kernel, constexprs)),

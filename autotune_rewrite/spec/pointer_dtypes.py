@@ -59,14 +59,17 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     # Values computed from loaded ones through any arithmetic: in an address (``x_ptr + start *
     # stride``) or a loop bound (``tl.range(0, end - start)``, here or in a helper) they are ints,
     # whatever arithmetic made them; pointer + float does not compile.
-    through = dict(loaded)
+    # Every source counts: ``index_b = offset_in_bin`` then ``index_b += tl.load(padded_bins + i)``.
+    through: dict[str, set[str]] = {n: {src} for n, src in loaded.items()}
     for _ in range(4):
         for target, values in assigned.items():
-            if target not in through and target not in params:
-                source = next((through[n] for v in values for n in sorted(names_in(v)) if n in through), None) or next(
-                    (r for v in values for c in ast.walk(v) if (r := root(loaded_from(c))) is not None), None)
-                if source is not None:
-                    through[target] = source
+            if target not in params:
+                nodes = [c for v in values for c in _flow_nodes(v)]
+                sources = {src for c in nodes if isinstance(c, ast.Name) and c.id in through and c.id != target
+                           for src in through[c.id]}
+                sources |= {r for c in nodes if (r := root(loaded_from(c))) is not None}
+                if sources - through.get(target, set()):
+                    through[target] = through.get(target, set()) | sources
     used: set[str] = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
@@ -78,7 +81,7 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
         elif isinstance(node, ast.Call) and call_name(node) in POINTER_CALLS and node.args:
             for address in _address_terms(node.args[0], assigned):
                 lead = leftmost(address)
-                used |= {through[n] for n in names_in(address) if n in through and n != lead}
+                used |= {src for n in names_in(address) if n in through and n != lead for src in through[n]}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
             # a @triton.jit helper of the bundle unpacking what it is given (``w >> 8``)
             for i, arg in enumerate(node.args):
@@ -88,10 +91,10 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
                     used |= sources | ({direct} if direct else set())
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and call_name(node) in _LOOP_CALLS:
-            used |= {through[n] for a in node.args for n in names_in(a) if n in through}
+            used |= {src for a in node.args for n in names_in(a) if n in through for src in through[n]}
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
             for i, arg in enumerate(node.args):
-                sources = {through[n] for n in names_in(arg) if n in through}
+                sources = {src for n in names_in(arg) if n in through for src in through[n]}
                 if sources and _loop_bound_param(helpers, node.func.id, i):
                     used |= sources
     # Values mixed with indices (``end - start``, ``offs < end``) are indices too.
@@ -107,14 +110,39 @@ def index_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, .
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in used)
 
 
+def _flow_nodes(expr: ast.expr):
+    """The nodes whose values flow into ``expr``'s: not through a comparison (its result is a
+    bool, not the value compared), the condition of ``tl.where``, or the arguments of a load or
+    atomic (its result is what memory holds; the call itself is yielded)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Compare):
+            continue
+        yield node
+        if isinstance(node, ast.Call) and call_name(node) in POINTER_CALLS:
+            continue
+        children = list(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Call) and call_name(node) == "where" and node.args:
+            children = [c for c in children if c is not node.args[0]]
+        stack.extend(children)
+
+
 def _address_terms(address: ast.expr, assigned: dict[str, list[ast.expr]], depth: int = 0):
-    """``address`` and, when it is a local pointer (``a_ptrs = A + offs_a[:, None] * s``), the
-    values that local was given, a few levels deep: their terms other than the base are offsets."""
+    """``address`` and the values its base was given (``a_ptrs = A + offs_a[:, None] * s``,
+    ``b += index_b * N``, both branches of ``b if c else a``), a few levels deep: their terms other
+    than the base are offsets."""
     yield address
+    if depth >= 4:
+        return
+    if isinstance(address, ast.IfExp):  # ``optr = b if A_TO_B else a``: either base, with its offsets
+        for branch in (address.body, address.orelse):
+            yield from _address_terms(branch, assigned, depth + 1)
+        return
     lead = leftmost(address)
-    if depth < 4 and isinstance(address, ast.Name) and lead in assigned:
-        for value in assigned[lead]:
-            yield from _address_terms(value, assigned, depth + 1)
+    # The base's own assignments are part of the address too (``optr + offs`` where ``b += i * n``).
+    for value in assigned.get(lead, ()) if lead is not None else ():
+        yield from _address_terms(value, assigned, depth + 1)
 
 
 def _int_param(helpers: dict[str, ast.FunctionDef], name: str, index: int) -> bool:
@@ -278,6 +306,32 @@ def fp32_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ..
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
 
 
+def mask_pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
+    """Pointer parameters holding masks: what the kernel loads from them is the ``mask=`` of a
+    load, store or atomic, directly or through a local bound once (``hit = tl.load(m_ptr + offs)``,
+    ``tl.store(out + offs, x, mask=hit)``). Triton takes only a boolean mask, so their element type
+    is bool (``*i1``, a torch.bool tensor)."""
+    fn = kernel_def(kernel_source, kernel)
+    if fn is None:
+        return ()
+    params = set(pointer_params(kernel_source, kernel))
+    assigned = local_assignments(fn)
+
+    def source(expr: ast.expr | None) -> str | None:
+        if isinstance(expr, ast.Name) and len(assigned.get(expr.id, ())) == 1:
+            expr = assigned[expr.id][0]
+        return pointer_root(loaded_from(expr), params, assigned) if expr is not None else None
+
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and call_name(node) in POINTER_CALLS:
+            mask = next((k.value for k in node.keywords if k.arg == "mask"), None)
+            root = source(mask)
+            if root is not None:
+                found.add(root)
+    return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
+
+
 def address_table_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
     """Pointer parameters holding addresses: what the kernel loads from them becomes a pointer
     (``tl.load(bufs + rank).to(tl.pointer_type(tl.bfloat16))``, the peer buffers of distributed
@@ -317,4 +371,5 @@ def _additive_names(expr: ast.expr) -> set[str]:
     return set()
 
 
-__all__ = ["address_table_params", "fp32_pointer_params", "index_pointer_params", "int8_dot_params"]
+__all__ = ["address_table_params", "fp32_pointer_params", "index_pointer_params", "int8_dot_params",
+           "mask_pointer_params"]

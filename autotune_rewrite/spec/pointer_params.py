@@ -44,13 +44,13 @@ def pointer_params(kernel_source: str | None, kernel: str) -> tuple[str, ...]:
     found: set[str] = {p for p in params if re.search(r"ptrs?$", p, re.IGNORECASE)}
     pending, seen = list(addresses), set()
     while pending:
-        name = leftmost(pending.pop())
-        if name is None or name in seen:
-            continue
-        seen.add(name)
-        if name in params:
-            found.add(name)
-        pending += assigned.get(name, [])
+        for name in leftmosts(pending.pop()):
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in params:
+                found.add(name)
+            pending += assigned.get(name, [])
     return tuple(p for p in params if p in found)
 
 
@@ -130,11 +130,13 @@ def call_name(node: ast.Call) -> str | None:
 
 
 def loaded_from(expr: ast.expr) -> str | None:
-    """``tl.load(P + ...)`` (also ``.to(...)`` or ``[None, :]`` of it) -> ``P``'s leftmost name."""
+    """``tl.load(P + ...)`` (also ``.to(...)`` or ``[None, :]`` of it) -> ``P``'s leftmost name; an
+    atomic's result too (``tl.atomic_add(P + i, n)`` returns what ``P`` held)."""
     while (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to"
            or isinstance(expr, ast.Subscript)):
         expr = expr.func.value if isinstance(expr, ast.Call) else expr.value
-    if isinstance(expr, ast.Call) and call_name(expr) == "load" and expr.args:
+    name = call_name(expr) if isinstance(expr, ast.Call) else None
+    if name is not None and (name == "load" or name.startswith("atomic_")) and expr.args:
         return leftmost(expr.args[0])
     return None
 
@@ -160,6 +162,15 @@ def _parse(source: str) -> ast.Module | None:
         return None
 
 
+def leftmosts(expr: ast.expr) -> set[str]:
+    """The names an address may start from: ``leftmost``, and both branches of a conditional
+    (``iptr = a if A_TO_B else b``: either parameter is a pointer)."""
+    if isinstance(expr, ast.IfExp):
+        return leftmosts(expr.body) | leftmosts(expr.orelse)
+    name = leftmost(expr)
+    return {name} if name is not None else set()
+
+
 def leftmost(expr: ast.expr) -> str | None:
     while True:
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
@@ -177,5 +188,5 @@ def leftmost(expr: ast.expr) -> str | None:
             return None
 
 
-__all__ = ["POINTER_CALLS", "call_name", "call_name_of", "descriptor_params", "kernel_def", "leftmost",
+__all__ = ["POINTER_CALLS", "call_name", "call_name_of", "descriptor_params", "kernel_def", "leftmost", "leftmosts",
            "loaded_from", "local_assignments", "module_functions", "names_in", "pointer_params", "pointer_root"]

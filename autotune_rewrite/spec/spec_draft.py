@@ -72,6 +72,7 @@ class Context:
     int8_dots: frozenset[str] = frozenset()  # pointers feeding a tl.dot with an int32 accumulator
     fp32_loads: frozenset[str] = frozenset()  # pointers whose tiles go into fp32-only math
     address_tables: frozenset[str] = frozenset()  # pointers whose loaded values become pointers
+    masks: frozenset[str] = frozenset()  # pointers whose loaded values are a load's or store's mask=
     flags: frozenset[str] = frozenset()  # constexprs the kernel only tests (``if HAS_BIAS:``)
     dtypes: frozenset[str] = frozenset()  # constexprs the kernel only uses as a dtype
     modes: Mapping[str, tuple] = field(default_factory=dict)  # compared only with literals: their values
