@@ -12,6 +12,7 @@ import libcst as cst
 from autotune_rewrite.model import ArgFact
 from autotune_rewrite.wrapper.arg_facts import assumptions_of, kwarg, unknown, upper_bound
 from autotune_rewrite.wrapper.asserts import OPTION_CALLS, over_options
+from autotune_rewrite.wrapper.tensor_ranks import tensor_ranks
 from autotune_rewrite.wrapper.torch_names import (
     CASTS, FACTORIES, FLOAT_CALLS, INT64_REDUCTIONS, INT_CALLS, INT_METHODS, JOINS, LIKE, NEW, REDUCTIONS, SAME,
     SAME_FRESH,
@@ -164,12 +165,16 @@ class CallFacts:
         layout = self.layouts.get(self.w.code(tensor))
         if layout is not None and not last and isinstance(index, cst.Integer) and int(index.value) in layout.unit_dims:
             return ArgFact(0, "", "int", value=1, value_known=True, why=f"stated by `{layout.statement}`")
-        if not last or (layout is not None and layout.last_is_unit(None) is False):
+        unit = layout.last_is_unit(self._rank(tensor)) if layout is not None else None
+        if not last or unit is False:
             return ArgFact(0, "", "int", why="a stride")
-        if base.kind == "tensor" and (base.fresh or (layout is not None and layout.last_is_unit(None))):
+        if base.kind == "tensor" and (base.fresh or unit):
             return ArgFact(0, "", "int", value=1, value_known=True, why=f"{self.w.code(tensor)} is contiguous")
         return ArgFact(0, "", "int", value=1, value_known=True, why="last-dim stride",
                        assumption=f"{self.w.code(tensor)} is contiguous in its last dim")
+
+    def _rank(self, tensor: cst.BaseExpression) -> int | None:
+        return tensor_ranks(self.w.pm, self.w.fn).get(self.w.code(tensor))
 
     def _dtype_of(self, node: cst.BaseExpression | None, d: int) -> str | None:
         if node is None:

@@ -227,7 +227,8 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
         if not fact.value_known and not fact.expr:
             fact = replace(fact, expr=fact.text)  # what an ``assume`` value may still decide
         layout = reader.layouts.get(last.get(a.value, ""))
-        unit = layout.last_is_unit(None) if layout is not None else None
+        # every dim's stride up to this one is passed: this index is the last dim's
+        unit = layout.last_is_unit(int(a.value.args[0].value.value) + 1) if layout is not None else None
         if a.value in last and not fact.value_known and unit is not False:
             # Exact for a tensor freshly allocated, made contiguous or checked so here; assumed otherwise.
             fresh = reader.fact(a.value.func.value).fresh or unit

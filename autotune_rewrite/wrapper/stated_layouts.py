@@ -31,13 +31,14 @@ CHANNELS_LAST = {"channels_last", "channels_last_3d"}
 class Layout:
     """What the wrapper states about one tensor's strides."""
 
-    unit_dims: frozenset[int]  # dims whose stride is stated to be 1 (never the last: see ``contiguous``)
+    unit_dims: frozenset[int]  # dims whose stride is stated to be 1, as written (``-1`` for the last)
     contiguous: bool  # ``x.is_contiguous()``: the last dim's stride is 1, exactly
     statement: str  # the statement, for the fact's words
 
     def last_is_unit(self, rank: int | None) -> bool | None:
         """Is the last dim's stride 1? True, False (another dim is the unit one), None (not stated).
-        ``rank``: the tensor's, where the wrapper says it (``tensor_ranks``)."""
+        ``rank``: the tensor's, where known (``tensor_ranks``, or every dim's stride passed);
+        unknown, a stated dim other than ``-1`` is taken as not the last."""
         if self.contiguous or -1 in self.unit_dims or (rank is not None and rank - 1 in self.unit_dims):
             return True
         return False if self.unit_dims else None
