@@ -831,3 +831,48 @@ def test_a_tma_descriptors_block_shape_is_read_from_the_configs_pre_hook(tmp_pat
     assert kernel["types"]["b_desc"] == "tensordesc<bf16[BLOCK_K, 16]>"
     small, big = (c["shared_bytes"] for c in kernel["configs"])
     assert big > small > 0  # the block shape (and stages) of each config, not one shape for all
+
+
+STAR_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def rows_kernel(n, x_ptr, sx0, sx1, out_ptr, so0, so1, HAS_SCALE: tl.constexpr, D: tl.constexpr,
+                BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * sx1 + sx0)
+    if HAS_SCALE:
+        x = x * 2
+    tl.store(out_ptr + offs * so1 + so0, x + D)
+'''
+
+STAR_WRAPPER = '''
+import torch
+from pkg.kernels import rows_kernel
+
+
+def rows(x: torch.Tensor, out: torch.Tensor, scaled: bool):
+    rows_kernel[(1,)](x.shape[0], x, *x.stride(), out, *out.stride(), scaled is True, 32)
+'''
+
+
+def test_arguments_after_a_star_bind_from_the_end_when_no_parameter_has_a_default(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(STAR_KERNEL)
+    (pkg / "ops.py").write_text(STAR_WRAPPER)
+    (site,) = scan(tmp_path, jobs=1).sites
+    res = launch_spec.resolve_specs(site, kernel_source=STAR_KERNEL)
+    (spec,) = res.specs
+    assert dict(spec.constexprs)["D"] == 32  # the last argument is the last parameter no config sets
+    assert dict(spec.types)["x_ptr"].startswith("*")  # before the first star: by position, as ever
+    # With a default on one of the parameters, where the tail ends is not known: D is not bound.
+    (pkg / "kernels.py").write_text(STAR_KERNEL.replace("D: tl.constexpr,\n                BLOCK: tl.constexpr)",
+                                                        "D: tl.constexpr = 16, BLOCK: tl.constexpr = 64)"))
+    (site,) = scan(tmp_path, jobs=1).sites
+    res = launch_spec.resolve_specs(site, kernel_source=(pkg / "kernels.py").read_text())
+    assert all(dict(s.constexprs).get("D") != 32 for s in res.specs)

@@ -130,7 +130,7 @@ def resolve_specs(
         sources.append(settings_file)
     else:
         launches = [launch for launch in site.launches if launch.arguments or launch.positional == 0]
-        per_launch = inf.distinct([inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch),
+        per_launch = inf.distinct([inf.one_draft(ctx, f"{launch.path}:{launch.line}", {}, inf.bind(site, launch, ctx.meta),
                                                  f"{launch.path}:{launch.line}") for launch in launches])
         if len(per_launch) > inf.MAX_LAUNCH_SPECS:
             not_compiled = tuple(d.name for d in per_launch[inf.MAX_LAUNCH_SPECS:])

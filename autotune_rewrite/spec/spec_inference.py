@@ -37,16 +37,29 @@ from autotune_rewrite.spec.spec_draft import UNSET, Context, Draft, ParamSpec
 MAX_LAUNCH_SPECS = 4  # distinct launches compiled per kernel; more are listed, not compiled
 
 
-def bind(site: AutotuneSite, launch: LaunchSite) -> dict[str, ArgFact]:
-    """The launch's argument facts by kernel parameter (positional by index, keywords by name)."""
+def bind(site: AutotuneSite, launch: LaunchSite, meta: frozenset[str] = frozenset()) -> dict[str, ArgFact]:
+    """The launch's argument facts by kernel parameter (positional by index, keywords by name).
+
+    Arguments after a ``*args`` (slot -k: k-th from the end) bind to the last parameters that
+    neither a keyword nor a config (``meta``) gives: positional arguments fill parameters in
+    order, and every parameter without a default must be filled, so when none of those has a
+    default the tail ends at the last of them. With a default among them it could end earlier:
+    not bound (the parameter stays what the kernel needs, as before)."""
     names = [p.name for p in site.params]
     out: dict[str, ArgFact] = {}
+    tail = [f for f in launch.arguments if isinstance(f.slot, int) and f.slot < 0]
     for fact in launch.arguments:
         if isinstance(fact.slot, int):
-            if fact.slot < len(names):
+            if 0 <= fact.slot < len(names):
                 out[names[fact.slot]] = fact
         elif fact.slot in names:
             out[fact.slot] = fact
+    if tail:
+        keywords = {f.slot for f in launch.arguments if isinstance(f.slot, str)}
+        free = [p for p in site.params if p.name not in keywords and p.name not in meta]
+        if len(tail) <= len(free) and not any(p.default is not None for p in free):
+            for fact in tail:
+                out.setdefault(free[fact.slot].name, fact)
     return out
 
 

@@ -192,8 +192,8 @@ def _last_strides(pm, call: cst.Call, fn: cst.FunctionDef | None) -> dict[cst.Ba
 
 def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None,
                      resolve=None) -> tuple[ArgFact, ...]:
-    """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name);
-    ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
+    """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name;
+    positional after the last ``*args``: slot = its place from the end, -1 the last); ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
     or of a config it builds (``**config.all_kwargs()``). ``resolve``: another module's name -> its
     value (or raises), for the context objects a field is read from."""
     wrapper = Wrapper.of(pm, fn)
@@ -217,11 +217,18 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
                 fact = (replace(of_value(read.value, read.why), assumption=read.assumption) if read is not None
                         else unknown("", f"passed by **{reader.w.code(a.value)}, only known at run time"))
                 out.append(replace(fact, slot=key, text=f"**{reader.w.code(a.value)}[{key!r}]"))
+    # Positions after ``*args`` are not known from the left; the ones after the last ``*`` are
+    # numbered from the end (-1 the last): ``spec_inference.bind`` places them where it can.
+    stars = [i for i, a in enumerate(call.args) if a.star == "*"]
+    tail = [a for a in call.args[stars[-1] + 1:] if not a.star and a.keyword is None] if stars else []
     for a in [*call.args, *spelled]:
         if a.star:
-            after_star = after_star or a.star == "*"  # positions after ``*args`` are not known
+            after_star = after_star or a.star == "*"
             continue
         if a.keyword is None and after_star:
+            if any(a is t for t in tail):
+                fact = reader.fact(a.value)
+                out.append(replace(fact, slot=-(len(tail) - next(i for i, t in enumerate(tail) if t is a))))
             continue
         fact = reader.fact(a.value)
         if not fact.value_known and not fact.expr:
