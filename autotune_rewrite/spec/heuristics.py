@@ -114,11 +114,16 @@ def evaluate(heuristic: Heuristic, args: dict[str, Any]) -> tuple[bool, Any, str
         return False, None, f"{type(exc).__name__}: {exc}"
 
 
+def reads(heuristic: Heuristic, names) -> list[str]:
+    """The ``names`` the lambda reads from ``args`` (``args["K"]``), in the order given."""
+    code = heuristic.pm.code(heuristic.node)
+    return [n for n in names if f"'{n}'" in code or f'"{n}"' in code]
+
+
 def reads_config(heuristic: Heuristic, meta: frozenset[str] | set[str]) -> bool:
     """Whether the lambda names a config's value (a meta-parameter, num_warps, num_stages): its
     value may then differ per config."""
-    code = heuristic.pm.code(heuristic.node)
-    return any(f"'{n}'" in code or f'"{n}"' in code for n in (*meta, "num_warps", "num_stages"))
+    return bool(reads(heuristic, (*meta, "num_warps", "num_stages")))
 
 
 def _no_imports(fq: str):
@@ -132,4 +137,4 @@ def config_args(config: ConfigValue | None) -> dict[str, Any]:
     return {**config.kwargs, "num_warps": config.effective_num_warps, "num_stages": config.effective_num_stages}
 
 
-__all__ = ["Heuristic", "ScalarArg", "TensorArg", "config_args", "evaluate", "heuristics_of", "reads_config"]
+__all__ = ["Heuristic", "ScalarArg", "TensorArg", "config_args", "evaluate", "heuristics_of", "reads", "reads_config"]

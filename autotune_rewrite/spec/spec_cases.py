@@ -212,7 +212,7 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     values; a heuristic that cannot be evaluated makes its parameter lacking."""
     if not heuristics:
         return (), []
-    from autotune_rewrite.spec.heuristics import ScalarArg, TensorArg, config_args, evaluate, reads_config
+    from autotune_rewrite.spec.heuristics import ScalarArg, TensorArg, config_args, evaluate, reads, reads_config
 
     base: dict[str, Any] = {}
     guessed: list[str] = []
@@ -252,8 +252,7 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
             continue
         configs = ctx.site.configs or ()
         out.append((h.name, tuple((c.label(), meta_key(c), v) for c, v in zip(configs, values))))
-        code = h.pm.code(h.node)
-        used = [n for n in guessed if f"'{n}'" in code or f'"{n}"' in code]
+        used = reads(h, guessed)
         if used:
             assumptions.append(Assumption(h.name, "per config", "@triton.heuristics evaluated with "
                                           + ", ".join(f"{n} = {ASSUMED_INT}" for n in used)

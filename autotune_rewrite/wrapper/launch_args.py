@@ -193,7 +193,8 @@ def _last_strides(pm, call: cst.Call, fn: cst.FunctionDef | None) -> dict[cst.Ba
 def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_value=None,
                      resolve=None) -> tuple[ArgFact, ...]:
     """One ``ArgFact`` per argument of ``call`` (positional: slot = index; keyword: slot = name;
-    positional after the last ``*args``: slot = its place from the end, -1 the last); ``*args`` gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
+    positional after the last ``*args``: slot = its place from the end, -1 the last); ``*args``
+    gives none, ``**kwargs`` only the keys of a dict the wrapper spells out (``spelled_kwargs``)
     or of a config it builds (``**config.all_kwargs()``). ``resolve``: another module's name -> its
     value (or raises), for the context objects a field is read from."""
     wrapper = Wrapper.of(pm, fn)
@@ -221,14 +222,12 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
     # numbered from the end (-1 the last): ``spec_inference.bind`` places them where it can.
     stars = [i for i, a in enumerate(call.args) if a.star == "*"]
     tail = [a for a in call.args[stars[-1] + 1:] if not a.star and a.keyword is None] if stars else []
+    from_end = {id(a): i - len(tail) for i, a in enumerate(tail)}
     for a in [*call.args, *spelled]:
         if a.star:
             after_star = after_star or a.star == "*"
             continue
-        if a.keyword is None and after_star:
-            if any(a is t for t in tail):
-                fact = reader.fact(a.value)
-                out.append(replace(fact, slot=-(len(tail) - next(i for i, t in enumerate(tail) if t is a))))
+        if a.keyword is None and after_star and id(a) not in from_end:
             continue
         fact = reader.fact(a.value)
         if not fact.value_known and not fact.expr:
@@ -241,7 +240,9 @@ def launch_arguments(pm, call: cst.Call, fn: cst.FunctionDef | None, module_valu
             fresh = reader.fact(a.value.func.value).fresh or unit
             fact = replace(fact, value=1, value_known=True, why="its tensor's last-dim stride",
                            assumption="" if fresh else f"{last[a.value]} is contiguous in its last dim")
-        if a.keyword is None:
+        if a.keyword is None and after_star:
+            out.append(replace(fact, slot=from_end[id(a)]))
+        elif a.keyword is None:
             out.append(replace(fact, slot=index))
             index += 1
         else:
