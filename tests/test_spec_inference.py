@@ -17,6 +17,7 @@ from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.locate.scan import scan
 from tests.repo_env import pythonpath
 import cli_process
+from package_fixture import one_site
 
 KERNEL = '''
 import torch
@@ -860,19 +861,14 @@ def rows(x: torch.Tensor, out: torch.Tensor, scaled: bool):
 
 
 def test_arguments_after_a_star_bind_from_the_end_when_no_parameter_has_a_default(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text(STAR_KERNEL)
-    (pkg / "ops.py").write_text(STAR_WRAPPER)
-    (site,) = scan(tmp_path, jobs=1).sites
+    site = one_site(tmp_path, STAR_KERNEL, STAR_WRAPPER)
     res = launch_spec.resolve_specs(site, kernel_source=STAR_KERNEL)
     (spec,) = res.specs
     assert dict(spec.constexprs)["D"] == 32  # the last argument is the last parameter no config sets
     assert dict(spec.types)["x_ptr"].startswith("*")  # before the first star: by position, as ever
     # With a default on one of the parameters, where the tail ends is not known: D is not bound.
-    (pkg / "kernels.py").write_text(STAR_KERNEL.replace("D: tl.constexpr,\n                BLOCK: tl.constexpr)",
-                                                        "D: tl.constexpr = 16, BLOCK: tl.constexpr = 64)"))
-    (site,) = scan(tmp_path, jobs=1).sites
-    res = launch_spec.resolve_specs(site, kernel_source=(pkg / "kernels.py").read_text())
+    defaulted = STAR_KERNEL.replace("D: tl.constexpr,\n                BLOCK: tl.constexpr)",
+                                    "D: tl.constexpr = 16, BLOCK: tl.constexpr = 64)")
+    site = one_site(tmp_path, defaulted, STAR_WRAPPER)
+    res = launch_spec.resolve_specs(site, kernel_source=defaulted)
     assert all(dict(s.constexprs).get("D") != 32 for s in res.specs)

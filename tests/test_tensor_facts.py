@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import textwrap
 
-from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.spec import launch_spec
+from package_fixture import one_site
 
 KERNEL = '''
 import triton
@@ -49,12 +49,7 @@ def backward(q: torch.Tensor, k: torch.Tensor, counts: torch.Tensor):
 
 
 def _spec(tmp_path, wrapper: str):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text(KERNEL)
-    (pkg / "ops.py").write_text(textwrap.dedent(wrapper))
-    (site,) = scan(tmp_path, jobs=1).sites
+    site = one_site(tmp_path, KERNEL, textwrap.dedent(wrapper))
     (spec,) = launch_spec.resolve_specs(site, kernel_source=KERNEL).specs
     return dict(spec.types), {a.parameter for a in spec.assumptions}
 
@@ -105,12 +100,7 @@ def conv_like(x: torch.Tensor, y: torch.Tensor):
 
 
 def _strided(tmp_path, wrapper: str):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text(STRIDED_KERNEL)
-    (pkg / "ops.py").write_text(wrapper)
-    (site,) = scan(tmp_path, jobs=1).sites
+    site = one_site(tmp_path, STRIDED_KERNEL, wrapper)
     (spec,) = launch_spec.resolve_specs(site, kernel_source=STRIDED_KERNEL).specs
     return dict(spec.int_values), {a.parameter: a for a in spec.assumptions}
 
