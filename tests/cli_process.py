@@ -31,20 +31,28 @@ from typing import Mapping, Sequence
 from repo_env import pythonpath
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+IN_PROCESS_LIMIT_S = 600.0  # a run given no timeout: long past any test's, short of a hung CI job
+
+
+class _Deadline(BaseException):
+    """Raised by SIGALRM at a run's time limit: a BaseException, so the CLI's crash backstop
+    (which catches Exception) lets it through, as a subprocess's kill would end it."""
 
 
 def run(args: Sequence[object], *, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
         text: bool = True, timeout: float | None = None, isolated: bool = False) -> subprocess.CompletedProcess:
     """``autotune-rewrite *args`` as ``subprocess.run(..., capture_output=True)`` would return it.
     ``env``: the whole environment of the run (default: this process's); ``text``: decode both
-    streams with universal newlines, as ``subprocess`` does; ``timeout`` applies to a subprocess."""
+    streams with universal newlines, as ``subprocess`` does; ``timeout``: seconds, then
+    ``subprocess.TimeoutExpired`` (in process: SIGALRM, ``IN_PROCESS_LIMIT_S`` when not given).
+    In process needs the main thread (signals), as pytest's is."""
     argv = [str(a) for a in args]
     env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = pythonpath(env=env)
     if isolated or os.environ.get("AUTOTUNE_REWRITE_TEST_SUBPROCESS") == "1":
         return subprocess.run([sys.executable, "-m", "autotune_rewrite", *argv], cwd=cwd, env=env,
                               capture_output=True, text=text, timeout=timeout)
-    code, stdout, stderr = _in_process(argv, cwd, env)
+    code, stdout, stderr = _in_process(argv, cwd, env, timeout or IN_PROCESS_LIMIT_S)
     if text:
         stdout, stderr = _universal(stdout), _universal(stderr)
     return subprocess.CompletedProcess([sys.executable, "-m", "autotune_rewrite", *argv], code, stdout, stderr)
@@ -54,13 +62,18 @@ def _universal(raw: bytes) -> str:
     return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _in_process(argv: list[str], cwd, env: dict[str, str]) -> tuple[int, bytes, bytes]:
+def _in_process(argv: list[str], cwd, env: dict[str, str], limit: float) -> tuple[int, bytes, bytes]:
     from autotune_rewrite import cli, disk_cache, output, tempdirs
+
+    def deadline(signum, frame):
+        raise _Deadline()
 
     saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
     saved_streams = sys.stdout, sys.stderr
     saved_handlers = {sig: signal.getsignal(sig) for sig in _SIGNALS}
     saved_hook = sys.unraisablehook
+    saved_alarm = signal.signal(signal.SIGALRM, deadline)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     out, err = io.BytesIO(), io.BytesIO()
     # newline="": bytes as written (a CRLF file's diff keeps its \r\n), as a pipe gets them.
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
@@ -76,7 +89,12 @@ def _in_process(argv: list[str], cwd, env: dict[str, str]) -> tuple[int, bytes, 
         cli.main()
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except _Deadline:
+        tempdirs.remove_all()
+        raise subprocess.TimeoutExpired(["autotune-rewrite", *argv], limit) from None
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, saved_alarm)
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
             stream.detach()  # the BytesIO stays open and readable
