@@ -104,6 +104,22 @@ def reset_in_child(parent: int | None = None) -> None:
             os._exit(1)
 
 
+def process_pool(max_workers: int, context=None):
+    """A ``ProcessPoolExecutor`` whose workers leave signals to this process and die with it
+    (``reset_in_child``). Every pool of the tool is made here: a worker without it waits on its
+    queue forever once a SIGKILL ends the tool (a forked worker holds both ends of the queue's
+    pipe, so it never sees EOF), keeping the caller's pipes open. ``context``: a multiprocessing
+    context (default: the platform's)."""
+    import concurrent.futures as cf
+    import multiprocessing
+
+    context = context if context is not None else multiprocessing.get_context()
+    # A forked worker's parent is this process; a fork server's worker's parent is the server.
+    parent = os.getpid() if context.get_start_method() == "fork" else None
+    return cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=context, initializer=reset_in_child,
+                                  initargs=(parent,))
+
+
 def found_in(exc: BaseException) -> Interrupted | None:
     """The ``Interrupted`` that ``exc`` wraps, if any. Python wraps an exception raised while a
     class is created (``__set_name__``) in a RuntimeError, and libraries wrap theirs: a signal
@@ -152,4 +168,4 @@ def _ignore() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
 
-__all__ = ["Interrupted", "deferred", "found_in", "install", "reset_in_child", "run"]
+__all__ = ["Interrupted", "deferred", "found_in", "install", "process_pool", "reset_in_child", "run"]

@@ -273,3 +273,35 @@ def test_found_in_follows_causes_and_contexts_only():
     except ValueError as wrapped:
         assert interrupts.found_in(wrapped) is stop
     assert interrupts.found_in(RuntimeError("a bug of ours")) is None
+
+
+def test_a_pool_worker_ends_when_the_tool_is_sigkilled():
+    """Every pool comes from ``interrupts.process_pool``: a forked worker holds both ends of its
+    queue's pipe, so without the death signal it waits for work forever after a SIGKILL and keeps
+    the caller's pipes open (the scan's pool once did: CI's ``communicate()`` after a kill hung)."""
+    code = textwrap.dedent("""
+        import os, sys, time
+        from autotune_rewrite import interrupts
+        pool = interrupts.process_pool(1)
+        print(pool.submit(os.getpid).result(), flush=True)
+        time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=pythonpath()))
+    worker = int(proc.stdout.readline())
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{worker}/stat") as stat:  # a zombie waiting for init to reap it has ended
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the pool worker outlived its SIGKILLed parent by 30 s")
+    proc.stdout.close()

@@ -108,14 +108,7 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
 
 
 def _pool(n_workers: int):
-    import concurrent.futures as cf
-
-    # Workers leave SIGINT/SIGTERM to the parent (no KeyboardInterrupt tracebacks from children).
-    context = _context()
-    # A forked worker's parent is this process; a fork server's worker's parent is the server.
-    parent = os.getpid() if context.get_start_method() == "fork" else None
-    return cf.ProcessPoolExecutor(max_workers=n_workers, mp_context=context, initializer=interrupts.reset_in_child,
-                                  initargs=(parent,))
+    return interrupts.process_pool(n_workers, _context())
 
 
 def _stop_now(pool) -> None:

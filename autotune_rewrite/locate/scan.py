@@ -15,11 +15,10 @@ needs (``locate.focus``; LibCST's metadata on a trimmed copy of those, see ``loc
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from autotune_rewrite import stopwatch
+from autotune_rewrite import interrupts, stopwatch
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
 from autotune_rewrite.locate.aliases import alias_words
@@ -31,6 +30,9 @@ from autotune_rewrite.locate.linking import launch_names, link
 from autotune_rewrite.locate.locator_digest import locator_digest
 from autotune_rewrite.model import AutotuneSite, ScanResult
 from autotune_rewrite.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 Progress = Callable[[int, int], None]  # (files done, files total)
 SMALL_TREE = 64
@@ -82,7 +84,7 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
     return [paths[i::n] for i in range(n)] if paths else []
 
 
-def _run(pool: ProcessPoolExecutor | None, root: str, paths: list[str], mode: str, jobs: int,
+def _run(pool: Executor | None, root: str, paths: list[str], mode: str, jobs: int,
          progress: Progress | None, done: int, total: int,
          names: frozenset[bytes] = frozenset(),
          tree_names: frozenset[str] = frozenset(),
@@ -136,7 +138,7 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
         jobs = default_jobs() if len(files) >= SMALL_TREE or _candidates(base, files) > 1 else 1
     jobs = max(1, jobs)
     total = len(files)
-    pool = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 and len(files) > 1 else None
+    pool = interrupts.process_pool(jobs) if jobs > 1 and len(files) > 1 else None
     cache = FactsCache(cache_dir, locator_digest()) if cache_dir is not None else None
     analysed = [0]
     try:
