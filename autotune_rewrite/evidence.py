@@ -175,6 +175,10 @@ class LaunchSpec:
     assumptions: tuple[Assumption, ...] = ()  # every fact this spec rests on that nobody stated
     # @triton.heuristics values: name -> ((config label, meta-parameters key, value), ...)
     heuristic_values: tuple[tuple[str, tuple[tuple[str, str, Any], ...]], ...] = ()
+    # A spec made from an assumed range (``spec/shape_sweep``): the launch's spec it is one value of,
+    # and the values it takes (name -> value); one family's specs differ only there (``check/ranges``).
+    family: str = ""
+    ranged: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -749,16 +749,20 @@ def run(x, starts, use_int64_ok):
 '''
 
 
-def test_a_tile_clamped_by_a_branch_of_literals_takes_the_largest(tmp_path):
+def test_a_tile_clamped_by_a_branch_of_literals_is_judged_up_to_the_largest(tmp_path):
     source = KERNEL
     wrapper = WRAPPER.replace("D=16", "D=min(next_pow2(n), 4096 if x.dtype == torch.float32 else 8192)")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "kernels.py").write_text(source)
     (tmp_path / "pkg" / "ops.py").write_text(wrapper)
-    (spec,) = launch_spec.resolve_specs(_site(tmp_path), kernel_source=source).specs
-    assert dict(spec.constexprs)["D"] == 8192  # the largest value the code allows: the most shared memory
-    assert any("largest value" in a.source for a in spec.assumptions if a.parameter == "D")
+    specs = launch_spec.resolve_specs(_site(tmp_path), kernel_source=source).specs
+    # The largest value the code allows, and the default sweep below it: one family of specs.
+    assert [dict(s.constexprs)["D"] for s in specs] == [64, 128, 256, 8192]
+    assert {s.family for s in specs} == {"default"} and [s.ranged for s in specs] == [
+        (("D", v),) for v in (64, 128, 256, 8192)]
+    (why,) = {a.source for s in specs for a in s.assumptions if a.parameter == "D"}
+    assert "bounds but does not give" in why and "{64, 128, 256, 8192}" in why
 
 
 def test_assumed_flags_obey_the_kernels_static_assert_and_size_guards_are_off(tmp_path):

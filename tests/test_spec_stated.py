@@ -171,17 +171,21 @@ def test_the_kernels_own_static_assert_pins_a_constexpr_nothing_gives(tmp_path):
     assert "`tl.static_assert(BLOCK_D == 64 or BLOCK_D == 128)`" in why
 
 
-def test_an_asserted_upper_bound_is_the_largest_value_a_tile_from_it_takes(tmp_path):
+def test_an_asserted_upper_bound_is_the_largest_value_a_tile_from_it_is_judged_at(tmp_path):
     for label, check in {"assert": "    assert Lk <= 96, 'head dim'\n",
                          "raise": "    if Lk > 96:\n        raise ValueError(Lk)\n"}.items():
         wrapper = WRAPPER.replace('    assert Lk in {48, 64, 128}, "unsupported head dim"\n', check)
         res = _resolve(_pkg(tmp_path / label, wrapper))
         assert not res.missing, label
         # HEAD_DIM only masks (arithmetic): assumed large; BLOCK_D = next_power_of_2(Lk) <= 128.
-        (spec,) = res.specs
-        assert dict(spec.constexprs)["BLOCK_D"] == 128, label
-        (why,) = [a.source for a in spec.assumptions if a.parameter == "BLOCK_D"]
-        assert "the largest value the code allows" in why
+        # Judged at the default sweep's values below the bound too (a head dim of 64 is as likely),
+        # Lk sweeping both parameters it gives, within the bounds: (HEAD_DIM, BLOCK_D) = (64, 64), (96, 128).
+        assert [(dict(s.constexprs)["HEAD_DIM"], dict(s.constexprs)["BLOCK_D"]) for s in res.specs] == [
+            (64, 64), (96, 128)], label
+        assert [s.ranged for s in res.specs] == [(("Lk", 64),), (("Lk", 96),)] and {s.family for s in res.specs} == {
+            "default"}
+        why = {a.source for s in res.specs for a in s.assumptions if a.parameter == "BLOCK_D"}
+        assert all("kept where HEAD_DIM <= 96 and BLOCK_D <= 128" in w for w in why), why
 
 
 def test_a_comparison_of_known_values_is_known(tmp_path):

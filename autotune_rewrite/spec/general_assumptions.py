@@ -13,7 +13,7 @@ from typing import Any
 from autotune_rewrite.constexpr_values import read_constexpr
 from autotune_rewrite.model import ArgFact, KernelParam
 from autotune_rewrite.outcomes import Assumption
-from autotune_rewrite.spec.spec_draft import ASSUMED_DTYPE, ASSUMED_INT, Context, ParamSpec
+from autotune_rewrite.spec.spec_draft import ASSUMED_DTYPE, ASSUMED_INT, SHAPE_SWEEP, Context, ParamSpec
 from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 
 
@@ -83,6 +83,23 @@ def mode_with_most_code(p: KernelParam, values: tuple) -> ParamSpec:
                                  "the most code" + (f" (it also tests {others})" if others else "")))
 
 
+def bounded_range(p: KernelParam, fact: ArgFact, where: str) -> tuple[tuple[int, ...], str] | None:
+    """The values a constexpr the code bounds but does not give (``min(next_power_of_2(D), 256)``,
+    ``assert BK <= 128``) is judged at: the default sweep's values below the bound, and the bound.
+    Judging it at the bound alone (the most shared memory) made a config that launches at the
+    smaller values a user's head dim gives look dead, and a prune drop it. None when only the
+    bound is left (it is then the one value, as before)."""
+    upper = fact.upper
+    if not p.is_constexpr or fact.kind != "int" or fact.value_known or upper is None:
+        return None
+    values = tuple(v for v in SHAPE_SWEEP if v < upper) + (upper,)
+    if len(values) < 2:
+        return None
+    said = f"{fact.text} at {where}" + (f", {fact.why}" if fact.why.startswith("at most") else "")
+    return values, f"a value the code bounds but does not give ({said}): judged at each of " \
+                   "{" + ", ".join(map(str, values)) + "}, the default sweep up to its bound"
+
+
 def typed(value: Any) -> Any:
     """A dtype spelled as launch code spells it (``tl.float32``) as the spec holds it."""
     try:
@@ -122,4 +139,4 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
 
 
-__all__ = ["FLAG_NOT_SET", "assumed_pointer", "feature_on", "general", "mode_with_most_code", "typed"]
+__all__ = ["FLAG_NOT_SET", "assumed_pointer", "bounded_range", "feature_on", "general", "mode_with_most_code", "typed"]

@@ -214,6 +214,8 @@ def _spec(site: AutotuneSite, draft: Draft, sources: Sequence[str], heuristic_va
         assumptions=tuple(params[n].assumption for n in order if n in params and params[n].assumption is not None)
         + tuple(heuristic_assumptions) + environment_assumptions(site),
         heuristic_values=heuristic_values,
+        family=draft.family,
+        ranged=tuple(draft.ranged.items()),
     )
 
 

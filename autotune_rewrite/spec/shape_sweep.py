@@ -19,11 +19,8 @@ import math
 from collections.abc import Sequence
 
 from autotune_rewrite.spec import spec_cases as cases
-from autotune_rewrite.spec.spec_draft import Context, Draft
+from autotune_rewrite.spec.spec_draft import SHAPE_SWEEP, Context, Draft
 
-# The default sweep of a dimension used as a tile extent: the head dims and hidden-size tiles
-# LLM serving uses. One home for it; the words in the output name it.
-SHAPE_SWEEP = (64, 128, 256)
 # The compiles (specs x configs) a shape sweep may make one kernel cost in all: a sweep multiplies
 # what the user's configs already cost, and a cold check of a repository must stay within CI time.
 SWEEP_COMPILES = 240
@@ -36,40 +33,68 @@ def specs_per_draft(drafts: int, configs: int) -> int:
 
 
 def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str], limit: int = cases.MAX_SWEEP) -> list[Draft]:
-    """``draft`` as one spec per swept value of its lacking tile extents (those in ``tile_dims``),
-    at most ``limit`` specs (``_bounded``); ``[draft]`` when none lacks or ``--exact`` is on."""
+    """``draft`` as one spec per swept value of its lacking tile extents (those in ``tile_dims``)
+    and of its assumed ranges (``Draft.ranges``: a bounded value, judged below its bound too), at
+    most ``limit`` specs (``_bounded``); ``[draft]`` when there is none or ``--exact`` is on. The
+    specs made are one family: a verdict that differs between them depends on the swept values."""
     # A name the wrapper pins to sets too large to sweep stays needed: its values are the
     # wrapper's, not the default table's.
     lacking = [n for n in draft.lacking if n in tile_dims and cases.TOO_MANY not in draft.why.get(n, "")]
-    if ctx.exact or not lacking:
+    if ctx.exact or not (lacking or draft.ranges):
         return [draft]
     from autotune_rewrite.evaluate import Known, free_names
     from autotune_rewrite.spec.expression_text import evaluate_text
 
     swept: dict[str, str] = {}  # the name swept -> the parameter it gives
-    for name in lacking:
+    full: dict[str, tuple] = {}  # the name swept -> its values
+    bounds: dict[str, list[tuple[str, int]]] = {}  # a wrapper name swept -> (expression, its bound)
+    bounded_words: list[str] = []
+    for name in [*lacking, *draft.ranges]:
         text = draft.exprs.get(name)
         free = free_names(text) if text else set()
-        # The wrapper's names, when the expression evaluates on every swept value of them.
+        # The wrapper's names, when the expression evaluates on every swept value of them: one
+        # head dim then gives every parameter computed from it, as at run time.
         if free and all(isinstance(evaluate_text(text, dict.fromkeys(free, v)), Known) for v in SHAPE_SWEEP):
             for f in sorted(free):
                 swept.setdefault(f, name)
+                full.setdefault(f, SHAPE_SWEEP)
+                if name in draft.ranges:
+                    bounds.setdefault(f, []).append((text, max(draft.ranges[name][0])))
+                    bounded_words.append(f"{name} <= {max(draft.ranges[name][0])}")
         else:
             swept.setdefault(name, name)
-    values = _bounded({n: SHAPE_SWEEP for n in swept}, limit)
-    taken = values[next(iter(values))]  # every name is swept over the same values
-    narrowed = (f"narrowed to {_words(taken)}: the full sweep would cost more than {SWEEP_COMPILES} compiles of "
-                "this kernel") if taken != SHAPE_SWEEP else ""
+            full.setdefault(name, draft.ranges[name][0] if name in draft.ranges else SHAPE_SWEEP)
+    for f, rules in bounds.items():
+        # A wrapper name that gives bounded values takes the values (the sweep's and the bounds)
+        # at which every value it gives stays within its bound (``assert Lk <= 96`` keeps
+        # ``next_power_of_2(Lk)`` at 128 at most, and Lk itself at 96).
+        def within(v: int) -> bool:
+            for text, bound in rules:
+                got = evaluate_text(text, dict.fromkeys(free_names(text), v))
+                if not (isinstance(got, Known) and isinstance(got.value, int) and got.value <= bound):
+                    return False
+            return True
+
+        full[f] = tuple(v for v in sorted({*full[f], *(b for _, b in rules)}) if within(v)) or (min(full[f]),)
+    values = _bounded(full, limit)
+    narrowed = {n: f"narrowed to {_words(values[n])}: the full sweep would cost more than {SWEEP_COMPILES} "
+                   "compiles of this kernel" for n in values if values[n] != full[n]}
 
     def origin(n: str) -> str:
         given = swept.get(n, n)
+        cut = f", {narrowed[n]}" if n in narrowed else ""
+        if given in draft.ranges and given == n:
+            return f"{n}: {draft.ranges[n][1]}{cut} (the assume table gives the true value)"
         of = "" if given == n else f" (it gives {given})"
-        why = f" of the default sweep {_words(SHAPE_SWEEP)}, {narrowed}" if narrowed else (
+        why = f" of the default sweep {_words(full[n])}{cut}" if cut else (
             ", the default sweep of a dimension used as a tile extent")
-        return f"{n}{of}: a tile extent no code gives a value; swept over {_words(taken)}{why} (the assume table narrows it)"
+        return f"{n}{of}: a tile extent no code gives a value; swept over {_words(values[n])}{why} (the assume table narrows it)"
 
-    table = "default shape sweep" + (f" ({narrowed})" if narrowed else "")
-    return cases.sweep(ctx, draft, values, origin, fill=set(swept) & set(lacking), table=table)
+    table = "default shape sweep" + (f", kept where {' and '.join(dict.fromkeys(bounded_words))} (the bounds the "
+                                     "code states)" if bounded_words else "") + (
+        f" ({'; '.join(dict.fromkeys(narrowed.values()))})" if narrowed else "")
+    return cases.sweep(ctx, draft, values, origin, fill=set(swept) & {*lacking, *draft.ranges}, table=table,
+                       ranged=True)
 
 
 def _bounded(sweep: dict[str, Sequence[int]], limit: int) -> dict[str, tuple[int, ...]]:

@@ -98,23 +98,25 @@ def _set(values: tuple) -> str:
 def _copy(draft: Draft, name: str) -> Draft:
     return dataclasses.replace(draft, name=name, params=dict(draft.params), lacking=list(draft.lacking),
                                why=dict(draft.why), options=dict(draft.options), option_why=dict(draft.option_why),
-                               exprs=dict(draft.exprs))
+                               exprs=dict(draft.exprs), ranges=dict(draft.ranges), ranged=dict(draft.ranged))
 
 
 def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], origin: str | Callable[[str], str],
-          fill: set[str] | None = None, table: str | None = None) -> list[Draft]:
+          fill: set[str] | None = None, table: str | None = None, ranged: bool = False) -> list[Draft]:
     """Fill what is unknown from the ``assume`` table: lacking constexprs and ints of unknown
     value (and ``fill``: these names whatever they hold), by parameter name, or through the launch
     expression they come from (``BK = 128 if K == 96 else K`` with ``K`` assumed). A list of values
     gives one spec per combination (at most ``MAX_SWEEP``). ``table`` names where the values come
-    from in the words of a derived parameter (default: the assume table)."""
+    from in the words of a derived parameter (default: the assume table). ``ranged``: the values
+    are an assumed range, not values the code or the user states: the specs made stay one family
+    (``Draft.family``/``ranged``)."""
     if not assume:
         return [draft]
     # The evaluator is LibCST's; importing it lazily keeps a warm rerun from paying for it.
     from autotune_rewrite.evaluate import Known, free_names
     from autotune_rewrite.spec.expression_text import evaluate_text
 
-    unknown = lambda n: ((fill and n in fill) or n in draft.lacking or (  # noqa: E731
+    unknown = lambda n: ((fill and n in fill) or n in draft.lacking or n in draft.ranges or (  # noqa: E731
         n in draft.params and (draft.params[n].source == "assumed" or draft.params[n].divisible)))
     names = [p.name for p in ctx.site.params if p.name in assume and unknown(p.name)]
     derived = {p.name: draft.exprs[p.name] for p in ctx.site.params
@@ -133,7 +135,12 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
         new = Draft(" ".join([draft.name, *swept]),
                     dict(draft.params), [n for n in draft.lacking if n not in done], dict(draft.why),
                     {k: v for k, v in draft.options.items() if k not in done},
-                    {k: v for k, v in draft.option_why.items() if k not in done}, dict(draft.exprs))
+                    {k: v for k, v in draft.option_why.items() if k not in done}, dict(draft.exprs),
+                    ranges={k: v for k, v in draft.ranges.items() if k not in done},
+                    family=draft.family, ranged=dict(draft.ranged))
+        if ranged:
+            new.family = draft.family or draft.name
+            new.ranged.update((n, v) for n, v in env.items() if len(assume[n]) > 1)
         for n in names:
             v = env[n]
             a = Assumption(n, repr(v), origin(n) if callable(origin) else f"{origin} assume table")

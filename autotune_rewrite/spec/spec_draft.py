@@ -19,6 +19,10 @@ from autotune_rewrite.outcomes import Assumption
 ASSUMED_INT = 4096
 ASSUMED_DTYPE = "tl.float32"  # a dtype constexpr nobody gives (accumulators are fp32 in nearly every kernel)
 
+# The default sweep of a dimension used as a tile extent (the head dims and hidden-size tiles LLM
+# serving uses), and the values a bounded tile is judged at below its bound. One home for it; the
+# words in the output name it.
+SHAPE_SWEEP = (64, 128, 256)
 UNSET = object()  # a ParamSpec without a value
 
 
@@ -53,6 +57,13 @@ class Draft:
     stated: dict[str, tuple[tuple, str]] = field(default_factory=dict)
     stated_exprs: dict[str, str] = field(default_factory=dict)
     stated_where: str = ""
+    # Assumed ranges: a value the code bounds but does not give (``min(next_power_of_2(D), 256)``):
+    # name -> (the values judged, why); ``shape_sweep`` makes one spec per value.
+    ranges: dict[str, tuple[tuple, str]] = field(default_factory=dict)
+    # Set on a spec made from a range: the launch's spec it varies (``family``) and the values this
+    # one takes (name -> value); a verdict that differs between them "depends" (``check/ranges``).
+    family: str = ""
+    ranged: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,4 +91,4 @@ class Context:
     required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
 
 
-__all__ = ["ASSUMED_DTYPE", "ASSUMED_INT", "Context", "Draft", "ParamSpec", "UNSET"]
+__all__ = ["ASSUMED_DTYPE", "ASSUMED_INT", "SHAPE_SWEEP", "Context", "Draft", "ParamSpec", "UNSET"]

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
 from autotune_rewrite.spec.general_assumptions import (
-    FLAG_NOT_SET, assumed_pointer, feature_on, general, mode_with_most_code, typed,
+    FLAG_NOT_SET, assumed_pointer, bounded_range, feature_on, general, mode_with_most_code, typed,
 )
 from autotune_rewrite.spec.runtime_types import annotation_type, int_type, triton_dtype, value_type
 from autotune_rewrite.spec.spec_draft import UNSET, Context, Draft, ParamSpec
@@ -120,6 +120,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             spec = ParamSpec("constexpr", source="heuristics")  # valued per config by heuristic_values
         if spec is None and p.name in facts and _pinned(draft, p, facts[p.name], where):
             continue  # one spec per value the wrapper allows (``spec_cases.stated``)
+        if spec is None and p.name in facts and not ctx.exact and (
+                bounded := bounded_range(p, facts[p.name], where or "the launch")):
+            draft.ranges[p.name] = bounded  # one spec per value (``shape_sweep``)
+            if facts[p.name].expr:
+                draft.exprs[p.name] = facts[p.name].expr
+            continue
         if spec is None and p.name in facts:
             spec = from_fact(ctx, p, facts[p.name], where or "the launch")
             fact = facts[p.name]
