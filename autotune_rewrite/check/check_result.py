@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune_rewrite.changed import Selection
+from autotune_rewrite.check import ranges
 from autotune_rewrite.compile.compile_farm import FarmEvent
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.evidence import KernelReport
@@ -47,11 +48,17 @@ class CheckResult:
     sites: tuple[AutotuneSite, ...] = ()  # every site the scan found (not only the judged ones)
 
     def report(self, strict: bool = False) -> Report:
-        """The outcomes; ``found`` when some judged config cannot launch on some target (a
-        crashed compile proves nothing, so it is not "cannot launch"; nor is any config of a kernel
-        whose spec is probably wrong: its numbers are the spec's)."""
-        found = any(not v.launchable and not v.crashed for r in self.reports if not r.suspicions for v in r.verdicts)
+        """The outcomes; ``found`` when some judged config cannot launch on some target at every
+        value of its assumed range (``ranges``: one that depends on the value does not; a crashed
+        compile proves nothing, so it is not "cannot launch"; nor is any config of a kernel whose
+        spec is probably wrong: its numbers are the spec's)."""
+        found = ranges.dead_whatever_assumed(self.reports)
         return Report(tuple(r.outcome for r in self.reports), found=found, gate=True, strict=strict)
+
+    @property
+    def depending(self) -> tuple[ranges.RangeVerdict, ...]:
+        """The (config, target) verdicts that change inside an assumed range."""
+        return ranges.depending(self.reports)
 
     @property
     def exit_code(self) -> ExitCode:

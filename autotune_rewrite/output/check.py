@@ -21,6 +21,8 @@ JSON (``schema_version`` 1; keys are only ever added)::
                                     "limit"}],
                   "notes": [text], "note_facts": [{"kind", ...}]}],
      "errors": [{"path", "message"}],
+     "depends": [{"kernel", "spec_family", "config", "arch", "names", "launches_at": [{name: value}],
+                  "cannot_at": [{"values": {name: value}, "reason", "shared_bytes"}], "message"}],
      "changed_since": {"ref", "sites", "judged", "line", "selected": [{"kernel", "why", "path",
                        "detail", "reason"}]} | null (null without ``--changed-since``)}
 
@@ -29,6 +31,8 @@ One ``kernels`` entry per kernel x launch spec; ``configs`` holds one row per co
 ``autotune_rewrite/outcomes.py``; a kernel that was not judged has ``problem`` (and, kept for
 older readers, ``skipped``: the same message) and no configs, except ``spec_suspect``, whose
 ``configs`` are kept as the evidence (the flat SMEM, the errors) and are not verdicts.
+``depends``: the config x target verdicts that change inside an assumed range (``check/ranges``):
+the specs of one ``spec_family`` are one launch judged at each value of the range.
 """
 
 from __future__ import annotations
@@ -41,11 +45,13 @@ from rich.table import Table
 
 from autotune_rewrite import output
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
+from autotune_rewrite.check import ranges
 from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
 from autotune_rewrite.output import explain
 from autotune_rewrite.output.changed import changed_json, changed_line
+from autotune_rewrite.output.ranges import DEPENDS_HEAD, depends_json, print_depending
 from autotune_rewrite.output.farm import farm_warnings
 from autotune_rewrite.output.outcomes import judged_line, outcome_json, problem_text, report_json, stanzas, verdict_json
 from autotune_rewrite.targets import Target
@@ -169,6 +175,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "triton_version": result.triton_version,
         "kernels": [_report_json(r) for r in result.reports],
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
+        "depends": [depends_json(rv) for rv in result.depending],
         "warnings": run_warnings(result),
         "compiled": result.compiled,
         "cached": result.cached,
@@ -215,6 +222,7 @@ def print_table(result: CheckResult, strict: bool = False, streamed: bool = Fals
         output.warning(w)
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)
+    print_depending(result.depending)
     if result.changed is not None:
         console.print(changed_line(result.changed), markup=False)
     console.print(summary(result, strict), markup=False)
@@ -277,8 +285,10 @@ def summary(result: CheckResult, strict: bool = False) -> str:
     # A spec_suspect kernel's refusals are the spec's, not the configs': not counted as "cannot launch".
     bad = sum(1 for r in result.reports if not r.suspicions for v in r.verdicts if not v.launchable and not v.crashed)
     targets = ", ".join(t.arch.name for t in result.targets)
+    depending = len(result.depending)
     return (f"{judged_line(result.report(strict))}. {len(verdicts)} config x target verdict(s) on {targets}: "
-            f"{bad} cannot launch; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")
+            f"{bad} cannot launch" + (f" ({depending} config x target depend on an assumed value)" if depending else "")
+            + f"; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")
 
 
 # --------------------------------------------------------------------------- markdown (stdout)
@@ -311,6 +321,10 @@ def check_markdown(result: CheckResult, strict: bool = False) -> str:
             out.append("")
         for note in report.notes:
             out.append(f"> note: {explain.note(note)}\n")
+    if result.depending:
+        out.append(f"**{DEPENDS_HEAD}**\n")
+        out.extend(f"- `{rv.kernel}` {explain.depends(rv)}".replace("|", "\\|") for rv in result.depending)
+        out.append("")
     out.append(summary(result, strict))
     return "\n".join(out) + "\n"
 
@@ -338,6 +352,7 @@ def _gh_file(result: CheckResult, path: str) -> str:
 
 def check_github(result: CheckResult, strict: bool = False) -> str:
     lines: list[str] = []
+    soft = {rv.key for rv in result.depending}  # fails at some values of an assumed range only
     for report in result.reports:
         site = report.site
         if report.problem is not None:
@@ -357,9 +372,12 @@ def check_github(result: CheckResult, strict: bool = False) -> str:
                 msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
                 lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
             elif not v.launchable:
-                title = f"{site.kernel}: config cannot launch on {v.arch}"
+                depends = ranges.key_of(report, v) in soft
+                title = (f"{site.kernel}: config cannot launch on {v.arch} at an assumed value (it launches at others)"
+                         if depends else f"{site.kernel}: config cannot launch on {v.arch}")
                 msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
-                lines.append(f"::error {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
+                level = "warning" if depends else "error"
+                lines.append(f"::{level} {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
             elif v.outcome.spills:
                 title = f"{site.kernel}: register spills on {v.arch}"
                 msg = (f"{v.config.label()}: spills {v.outcome.spills} registers "

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import singledispatch
+from typing import TYPE_CHECKING
 
 from autotune_rewrite import findings as cf
 from autotune_rewrite.evidence import ConfigVerdict
+
+if TYPE_CHECKING:
+    from autotune_rewrite.check.ranges import RangeVerdict
 
 
 # --------------------------------------------------------------------------- why it cannot launch
@@ -78,6 +82,24 @@ def verdict_reason(v: ConfigVerdict) -> str | None:
 
 def occupancy_reason(blocked: cf.Blocked | None) -> str | None:
     return None if blocked is None else refusal(blocked)
+
+
+# --------------------------------------------------------------------------- verdicts over a range
+def range_values(values: Iterable[tuple[tuple[str, object], ...]]) -> str:
+    """``d = 64, 128`` for one name; ``(d, BK) = (64, 128), (128, 256)`` for several."""
+    values = list(values)
+    names = [n for n, _ in values[0]] if values else []
+    if len(names) == 1:
+        return f"{names[0]} = " + ", ".join(repr(dict(v)[names[0]]) for v in values)
+    return f"({', '.join(names)}) = " + ", ".join("(" + ", ".join(repr(x) for _, x in v) + ")" for v in values)
+
+
+def depends(rv: "RangeVerdict") -> str:
+    """``BLOCK_M=32 w4 s2 on sm_120: depends on d: launches at d = 64, 128; cannot at d = 256
+    (shared memory 147,456 B > ...)``: a verdict that changes inside its assumed range."""
+    cannot = "; ".join(f"{range_values([at])}: {verdict_reason(v)}" for at, v in rv.cannot_at)
+    return (f"{rv.config} on {rv.arch}: depends on {', '.join(rv.names)}: launches at {range_values(rv.launches_at)}; "
+            f"cannot at {cannot}")
 
 
 # --------------------------------------------------------------------------- the SMEM model's bound

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from autotune_rewrite import output
 from autotune_rewrite import findings as cf
+from autotune_rewrite.check import ranges
 from autotune_rewrite.check.check_result import CheckResult
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport
 from autotune_rewrite.model import AutotuneSite, Span
@@ -151,7 +152,10 @@ def _spills_note(report: KernelReport, v: ConfigVerdict) -> cf.Spills | None:
                  and n.arch == v.arch and n.config == v.config.label()), None)
 
 
-def _kernel_results(report: KernelReport, result: CheckResult, prefix: str) -> list[dict]:
+def _kernel_results(report: KernelReport, result: CheckResult, prefix: str, soft: set, alive: dict) -> list[dict]:
+    """``soft``: the keys of verdicts that fail at some values of an assumed range only, and
+    ``alive`` (``ranges.launch_alive``) the launches with a launchable config at some value:
+    warnings, not errors."""
     site = report.site
     name = kernel_name(site.kernel, report.spec.name if report.spec else None)
     out: list[dict] = []
@@ -160,8 +164,11 @@ def _kernel_results(report: KernelReport, result: CheckResult, prefix: str) -> l
         for v in report.verdicts:
             props = _verdict_properties(report, v, result)
             if not v.launchable and not v.crashed:
-                text = f"{name}: {v.config.label()} cannot launch on {v.arch}: {explain.verdict_reason(v)}{assumed}"
-                out.append(_result(_RULE_OF_REFUSAL[v.refusal.kind], text, _config_location(prefix, site, v), props))
+                depends = ranges.key_of(report, v) in soft
+                text = (f"{name}: {v.config.label()} cannot launch on {v.arch}: {explain.verdict_reason(v)}{assumed}"
+                        + ("; it launches at other values of the assumed range (it depends on them)" if depends else ""))
+                out.append(_result(_RULE_OF_REFUSAL[v.refusal.kind], text, _config_location(prefix, site, v), props,
+                                   level="warning" if depends else None))
             elif v.launchable and v.outcome.spills:
                 note = _spills_note(report, v)
                 if note is not None:
@@ -170,8 +177,9 @@ def _kernel_results(report: KernelReport, result: CheckResult, prefix: str) -> l
     status = report.status
     props = {"kernel": site.ident, "spec": report.spec.name if report.spec else None, "status": status.value}
     if status is Status.NO_LAUNCHABLE:
+        level = None if ranges.unlaunchable_at_every_value(report, alive) else "warning"
         out.append(_result("no-launchable-config", f"{name}: {problem_text(report)}", _kernel_location(prefix, site),
-                           props))
+                           props, level=level))
     elif not status.judged:
         out.append(_result("not-judged", f"{name}: not judged ({status.value}): {problem_text(report)}",
                            _kernel_location(prefix, site), props))
@@ -197,6 +205,7 @@ def check_sarif(result: CheckResult, strict: bool = False, prefix: str = "", src
     report = result.report(strict)
     exit_code = int(report.exit_code)
     execution, configuration = _notifications(result, prefix)
+    soft, alive = {rv.key for rv in result.depending}, ranges.launch_alive(result.reports)
     invocation = {"executionSuccessful": exit_code != 2, "exitCode": exit_code}
     if execution:
         invocation["toolExecutionNotifications"] = execution
@@ -207,7 +216,7 @@ def check_sarif(result: CheckResult, strict: bool = False, prefix: str = "", src
                             "rules": _rules()}},
         "invocations": [invocation],
         "columnKind": "unicodeCodePoints",
-        "results": [r for kr in result.reports for r in _kernel_results(kr, result, prefix)],
+        "results": [r for kr in result.reports for r in _kernel_results(kr, result, prefix, soft, alive)],
         "properties": {
             "tritonVersion": result.triton_version,
             "targets": [{"arch": t.arch.name, "name": t.name, "ptxasVersion": dict(result.ptxas_versions).get(t.arch.name)}

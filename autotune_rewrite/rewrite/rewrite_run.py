@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from autotune_rewrite.changed import Selection
+from autotune_rewrite.check import ranges
 from autotune_rewrite.rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.outcomes import Report, Status
+from autotune_rewrite.outcomes import Report
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.facts import Failed, NoSecondWarpCount, Note
 from autotune_rewrite.rewrite.transform import FileChange
@@ -56,8 +57,9 @@ class RewriteRun:
     changed: Selection | None = None  # ``--changed-since``: the sites judged and rewritten, and why
 
     def report(self, gate: bool = True, strict: bool = False) -> Report:
-        """``found``: a change, a kernel that needs one but cannot get it, or no launchable config."""
-        found = bool(self.changes or self.failed) or any(r.status is Status.NO_LAUNCHABLE for r in self.reports)
+        """``found``: a change, a kernel that needs one but cannot get it, or a launch with no
+        launchable config at any value of its assumed range (``check/ranges``)."""
+        found = bool(self.changes or self.failed) or ranges.unlaunchable_whatever_assumed(self.reports)
         return Report(tuple(r.outcome for r in self.reports), found=found, gate=gate, strict=strict)
 
     @property
