@@ -170,5 +170,7 @@ def largest_fits(
         held = tuple((k, x) for k, x in sorted(fixed.items()) if k != name and k in in_model)
         best = smem_model.largest_fit(model, target.arch, fixed, name)
         used = None if best is None else int(round(smem_model.predict(model, {**fixed, name: best})))
+        if used is not None and used < 0:
+            continue  # the fit is extrapolated past where it holds (a negative term wins): it says nothing there
         out.append(LargestFit(target.arch.name, name, best, held, used, limit))
     return tuple(out)
