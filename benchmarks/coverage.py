@@ -93,6 +93,10 @@ def tally(result: dict) -> dict:
         "compile_jobs": result.get("compiled", 0) + result.get("cached", 0),
         "swept_specs": len(swept),
         "swept_verdicts": sum(len(k.get("configs") or ()) for k in swept),
+        # Specs made from an assumed range (a sweep or a bounded value) and the (config, target)
+        # verdicts that change inside their range (check/ranges).
+        "ranged_specs": sum(1 for k in result.get("kernels", []) if k.get("spec_family")),
+        "depends": len(result.get("depends") or ()),
         "kernels": len(by_site),
         "kernels_with_resolved_configs": resolved,
         "judged_exact": counts["judged_exact"],
