@@ -26,6 +26,7 @@ from autotune_rewrite.cli_common import (
     CheckFormat,
     Color,
     ColorOption,
+    CompileTimeoutOption,
     Command,
     DiffFormat,
     EnvOption,
@@ -131,6 +132,7 @@ def check(
     executor: ExecutorOption = None,
     address: AddressOption = None,
     fallback: FallbackOption = None,
+    compile_timeout: CompileTimeoutOption = None,
     full: bool = typer.Option(False, "--full", help="Compile every config to the cubin. By default a config whose shared memory is over the limit of every target stops there (registers not compiled: cannot launch)."),
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
@@ -148,7 +150,7 @@ def check(
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
                                changed_since=changed_since, on_report=check_out.print_kernel if streamed else None,
                                env=env_values(env), executor=executor, address=address, fallback=fallback,
-                               full=full)
+                               full=full, compile_timeout=compile_timeout)
     except UserError as err:
         raise fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -159,9 +161,12 @@ def check(
         from autotune_rewrite.output.sarif import print_sarif
 
         print_sarif(result, strict)
+    elif fmt is CheckFormat.github:
+        from autotune_rewrite.output.github import print_github
+
+        print_github(result, strict)
     else:
-        {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown,
-         CheckFormat.github: check_out.print_github}[fmt](result, strict)
+        {CheckFormat.json: check_out.print_json, CheckFormat.markdown: check_out.print_markdown}[fmt](result, strict)
     raise typer.Exit(int(result.report(strict).exit_code))
 
 
@@ -187,6 +192,7 @@ def diff(
     executor: ExecutorOption = None,
     address: AddressOption = None,
     fallback: FallbackOption = None,
+    compile_timeout: CompileTimeoutOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -203,7 +209,8 @@ def diff(
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
                                exact=exact, changed_since=changed_since,
                                allow_unseen_launches=allow_unseen, env=env_values(env),
-                               executor=(executor, address, fallback), inline_configs=inline_configs)
+                               executor=(executor, address, fallback, compile_timeout),
+                               inline_configs=inline_configs)
     except UserError as err:
         raise fail(err)
     except Exception as exc:  # noqa: BLE001

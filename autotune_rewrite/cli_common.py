@@ -63,6 +63,11 @@ FallbackOption = Annotated[Optional[str], typer.Option(
     "--fallback", metavar="WHERE",
     help="--executor dask: local = compile on the local pool when the scheduler cannot be reached or is lost "
          "mid-run; none (default) = exit 2.")]
+CompileTimeoutOption = Annotated[Optional[str], typer.Option(
+    "--compile-timeout", metavar="SECONDS",
+    help="Seconds one config's compile may take on the local pool (default 120, or the settings' check table; "
+         "none = no limit). Past it the config is not known, reported with the time reached; the kernel is "
+         "judged on its other configs.")]
 InlineOption = Annotated[Optional[bool], typer.Option(
     "--inline-configs/--no-inline-configs", show_default=False,
     help="Where no exact edit of the list the configs are written in exists (a generator, a list shared "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from autotune_rewrite.findings import Blocked, CompileFailed, LargestFit, Note, Refusal, Suspicion
+from autotune_rewrite.findings import Blocked, CompileFailed, CompileOverBudget, LargestFit, Note, Refusal, Suspicion
 from autotune_rewrite.model import AutotuneSite, ConfigValue
 from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason, Status
 
@@ -21,6 +21,7 @@ from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason
 # exception inside Triton, a dying compiler process) proves nothing about the config.
 REJECTED = "rejected"
 CRASHED = "crashed"
+OVER_BUDGET = "over_budget"  # stopped at its time budget (``compile/budget``): nothing is known
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class CompileJob:
     # None (``--full``): always compile to the cubin. Not part of the cache key: a stopped
     # outcome records itself as such and ``compile_cache`` serves it only to stopping jobs.
     stop_smem_above: int | None = None
+    # Seconds the compile may take in a worker (``compile/budget``); None: not limited. Not part
+    # of the cache key either: an over-budget outcome serves only jobs with no larger budget.
+    time_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class CompileOutcome:
     ptxas_version: str | None
     cached: bool = False
     seconds: float = 0.0
-    error_kind: str | None = None  # REJECTED | CRASHED when ``error`` is set
+    error_kind: str | None = None  # REJECTED | CRASHED | OVER_BUDGET when ``error`` is set
     error_file: str | None = None  # the user's file and line the compiler pointed at, when known
     error_line: int | None = None
     undefined_name: str | None = None  # the global a NameError of the failed compile names, if any
@@ -133,19 +137,32 @@ class ConfigVerdict:
         return self.outcome.error is not None and self.outcome.error_kind == CRASHED
 
     @property
+    def over_budget(self) -> bool:
+        """The compile ran past its time budget: whether it launches is not known."""
+        return self.outcome.error is not None and self.outcome.error_kind == OVER_BUDGET
+
+    @property
+    def known(self) -> bool:
+        """Whether this verdict says anything (not a crash, not stopped at the time budget)."""
+        return not self.crashed and not self.over_budget
+
+    @property
     def reason_code(self) -> str | None:
         """Why it cannot launch, as a code: ``compile_crashed``, ``compile_rejected``, or the
         occupancy limiter that leaves no block (``shared_memory``, ``registers``, ...)."""
         if self.launchable:
             return None
         if self.outcome.error is not None:
-            return "compile_crashed" if self.crashed else "compile_rejected"
+            return ("compile_crashed" if self.crashed else "compile_over_budget" if self.over_budget
+                    else "compile_rejected")
         return self.occupancy.limiter.replace(" ", "_") if self.occupancy else None
 
     @property
     def refusal(self) -> Refusal | None:
         """Why it cannot launch, with the numbers (``output/explain.py`` words it)."""
         o = self.outcome
+        if self.over_budget:
+            return CompileOverBudget(o.job.time_budget_s or o.seconds, o.seconds)
         if o.error is not None:
             return CompileFailed(self.crashed, o.error, o.error_file, o.error_line)
         return self.occupancy.blocked if self.occupancy else None
@@ -219,7 +236,8 @@ class KernelReport:
         where each target has one, even when no single config launches on all of them."""
         alive: dict[str, bool] = {}
         for v in self.verdicts:
-            alive[v.arch] = alive.get(v.arch, False) or v.launchable
+            if not v.over_budget:  # not known: a target with only such configs is not dead
+                alive[v.arch] = alive.get(v.arch, False) or v.launchable
         return tuple(sorted(arch for arch, ok in alive.items() if not ok))
 
     @property

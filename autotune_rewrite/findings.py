@@ -27,6 +27,15 @@ class CompileFailed:
 
 
 @dataclass(frozen=True)
+class CompileOverBudget:
+    """The compile was stopped at its time budget (``compile/budget``): nothing is known."""
+
+    budget_s: float
+    seconds: float
+    kind: str = field(default="compile_over_budget", init=False)
+
+
+@dataclass(frozen=True)
 class TooManyThreads:
     threads: int
     num_warps: int
@@ -84,7 +93,7 @@ class TmemOver:
 
 
 Blocked = TooManyThreads | TooManyRegistersPerThread | TooManyRegistersPerBlock | SmemOverOptin | SmemOverBlock | TmemOver
-Refusal = CompileFailed | Blocked
+Refusal = CompileFailed | CompileOverBudget | Blocked
 
 
 # --------------------------------------------------------------------------- the SMEM model's bound

@@ -119,6 +119,7 @@ def check(
     address: str | None = None,
     fallback: str | None = None,
     full: bool = False,
+    compile_timeout: str | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -132,14 +133,15 @@ def check(
     scan's order. ``changed_since``: judge only the sites whose inputs changed between that git
     ref and the working tree (``changed``); a ref that names no commit is a UserError. ``full``:
     compile every config to the cubin; by default a config whose shared memory is over every
-    judged target's limit stops there (``early_smem``: registers not compiled, cannot launch)."""
+    judged target's limit stops there (``early_smem``: registers not compiled, cannot launch).
+    ``compile_timeout``: ``--compile-timeout`` over the settings (seconds, or "none")."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback)
+    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback, compile_timeout)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file
@@ -153,7 +155,8 @@ def check(
     launch_spec.check_spec_kernels(settings, result, scope)
     sites = _select(result.sites, kernel)
 
-    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm(), stop_early=not full)
+    run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm(), stop_early=not full,
+                     time_budget_s=settings.check.compile_timeout)
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     inputs_of = _inputs_of(base, bundle_of, bundles) if changes is not None or use_cache else None

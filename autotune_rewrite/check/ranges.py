@@ -9,8 +9,9 @@ family of one: its verdicts hold as they are.
 
 What acts on a verdict acts only on one that holds: ``check``'s gate (exit 1) counts a config
 that cannot launch at every value of its range, not one that depends; a rewrite drops a config
-only when it is dead for every spec (``rewrite/variants``). A crashed compile says nothing, and a
-spec that is probably wrong (``spec_suspect``) gives no verdicts to weigh; both are left out.
+only when it is dead for every spec (``rewrite/variants``). A crashed compile says nothing, nor
+does one stopped at its time budget, and a spec that is probably wrong (``spec_suspect``) gives
+no verdicts to weigh; all are left out.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _weighed(reports: Iterable[KernelReport]) -> Iterable[tuple[KernelReport, Co
         if r.spec is None or r.suspicions:
             continue
         for v in r.verdicts:
-            if not v.crashed:
+            if v.known:
                 yield r, v
 
 

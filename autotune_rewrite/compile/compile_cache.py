@@ -18,7 +18,7 @@ from pathlib import Path
 
 from autotune_rewrite import disk_cache
 from autotune_rewrite import resources
-from autotune_rewrite.evidence import CompileJob, CompileOutcome
+from autotune_rewrite.evidence import OVER_BUDGET, CompileJob, CompileOutcome
 
 SCHEMA = 4  # bump when the stored fields or their meaning change (2: disk_cache's envelope; 3: error kind/place;
 # 4: the undefined name of a NameError)
@@ -106,6 +106,13 @@ def serves_stopped(shared_bytes: object, job: CompileJob) -> bool:
             and shared_bytes > job.stop_smem_above)
 
 
+def serves_over_budget(budget_s: object, job: CompileJob) -> bool:
+    """Whether an outcome stopped at ``budget_s`` answers ``job``: a job with no larger budget
+    would stop too; a larger one (or none) compiles again."""
+    return (isinstance(budget_s, (int, float)) and job.time_budget_s is not None
+            and job.time_budget_s <= budget_s)
+
+
 class CompileCache:
     def __init__(self, directory: Path | None = None) -> None:
         self.store = disk_cache.namespace(_NAMESPACE, SCHEMA, directory)
@@ -121,6 +128,8 @@ class CompileCache:
             stopped = bool(data.get("stopped_early", False))
             if stopped and not serves_stopped(data["shared_bytes"], job):
                 return None
+            if data["error_kind"] == OVER_BUDGET and not serves_over_budget(data.get("budget_s"), job):
+                return None
             return CompileOutcome(job=job, cached=True, stopped_early=stopped, **{f: data[f] for f in _FIELDS})
         except (KeyError, TypeError, AttributeError):
             return None
@@ -130,4 +139,6 @@ class CompileCache:
         data = {"origin": outcome.job.bundle.origin}
         data.update({f: getattr(outcome, f) for f in _FIELDS})
         data["stopped_early"] = outcome.stopped_early
+        if outcome.error_kind == OVER_BUDGET:
+            data["budget_s"] = outcome.job.time_budget_s
         self.store.write_json(key, data)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +24,10 @@ from typing import TYPE_CHECKING
 from autotune_rewrite import interrupts, tempdirs
 from autotune_rewrite import resources
 from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
-from autotune_rewrite.compile.crosscompile import compile_job, compiled_in_this_process, fp_fusion_setting
+from autotune_rewrite.compile import budget
+from autotune_rewrite.compile.crosscompile import (
+    compile_job, compiled_in_this_process, fp_fusion_setting, over_budget_outcome,
+)
 from autotune_rewrite.evidence import CompileJob, CompileOutcome
 
 if TYPE_CHECKING:
@@ -94,11 +98,16 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
     from concurrent.futures.process import BrokenProcessPool
 
     pool = _pool(1)
+    start = time.monotonic()
     try:
-        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True)
+        future = pool.submit(compile_job, job, triton_cache_dir=triton_dir, fp_fusion=fp_fusion, capture_fds=True,
+                             enforce_budget=True)
         try:
             return future.result(), False
         except BrokenProcessPool as exc:
+            seconds = time.monotonic() - start
+            if budget.ran_out(seconds, job.time_budget_s):  # the CPU-time backstop ended a stage stuck in C++
+                return over_budget_outcome(job, job.time_budget_s, seconds), False
             return _crashed(job, str(exc) or "worker died"), True
     except BaseException:
         _stop_now(pool)
@@ -211,7 +220,7 @@ def _run_pool(
         order = sorted(pending, key=lambda k: _cost_estimate(jobs[pending[k][0]]), reverse=True)
         futures = {
             pool.submit(compile_job, jobs[pending[key][0]], triton_cache_dir=triton_dir, fp_fusion=fusion,
-                        capture_fds=True): key
+                        capture_fds=True, enforce_budget=True): key
             for key in order
         }
         for future in cf.as_completed(futures):

@@ -183,7 +183,7 @@ class CompileStream:
                 try:
                     future = self._ensure_pool().submit(compile_pool.compile_job, self._jobs[key],
                                                         triton_cache_dir=self._scratch(), fp_fusion=self.fusion,
-                                                        capture_fds=True)
+                                                        capture_fds=True, enforce_budget=True)
                 except BrokenProcessPool:
                     # A worker died and a callback asked for more before its lost jobs were
                     # collected: the next pump collects them, replaces the pool and resubmits.

@@ -27,11 +27,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.compile import early_smem
+from autotune_rewrite.compile import budget, early_smem
 from autotune_rewrite import resources
 from autotune_rewrite import tempdirs
 from autotune_rewrite.constexpr_values import runtime_value
-from autotune_rewrite.evidence import CRASHED, REJECTED, CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.evidence import CRASHED, OVER_BUDGET, REJECTED, CompileJob, CompileOutcome, KernelBundle
 from autotune_rewrite.triton_types import pointer_paths, signature_value
 
 # Environment variables that would change what triton.compile produces behind our back.
@@ -269,19 +269,27 @@ def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
     return fn, kernel
 
 
+def over_budget_outcome(job: CompileJob, budget_s: float, seconds: float) -> CompileOutcome:
+    """A compile stopped at its time budget: no numbers, and it proves nothing."""
+    return CompileOutcome.failed(job, budget.over_budget_message(budget_s), resources.triton_version(),
+                                 resources.ptxas_version(job.capability), seconds=seconds, kind=OVER_BUDGET)
+
+
 def compile_job(
     job: CompileJob,
     *,
     triton_cache_dir: Path | None = None,
     fp_fusion: bool | None = None,
     capture_fds: bool = False,
+    enforce_budget: bool = False,
 ) -> CompileOutcome:
     """Cross-compile one job and read its resources. Never raises for a kernel that fails to
     compile (the message is in ``error``); raises UserError only when cuobjdump is missing.
 
     ``triton_cache_dir``: where Triton may write (default: a temporary directory removed
     afterwards). ``capture_fds``: also silence file descriptors 1 and 2 while compiling (set by
-    the process pool for its workers)."""
+    the process pool for its workers). ``enforce_budget``: stop the compile at the job's time
+    budget (``compile/budget``; for worker processes only: it takes over SIGALRM)."""
     fusion = fp_fusion_setting() if fp_fusion is None else fp_fusion
     cuobjdump = resources.find_cuobjdump()
     version = resources.triton_version()
@@ -294,9 +302,12 @@ def compile_job(
         failure: Exception | None = None
         with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
-                with early_smem.stopping_hook(job.stop_smem_above):
-                    _, kernel = _compile(job, fusion)
-                usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
+                with budget.limited(job.time_budget_s if enforce_budget else None):
+                    with early_smem.stopping_hook(job.stop_smem_above):
+                        _, kernel = _compile(job, fusion)
+                    usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
+            except budget.OverBudget as over:
+                return over_budget_outcome(job, over.budget_s, time.perf_counter() - start)
             except early_smem.StoppedAtSmem as stop:  # over the limit: LLVM and ptxas would add nothing
                 stopped = stop.found
             except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict

@@ -1,6 +1,6 @@
-"""Rendering of ``check``: a rich table per kernel x spec x target on stderr; JSON, Markdown or
-GitHub workflow annotations on stdout. Every number is printed with the Triton version, the
-ptxas version and the target it was compiled for.
+"""Rendering of ``check``: a rich table per kernel x spec x target on stderr; JSON or Markdown on
+stdout (GitHub annotations: ``output/github``, SARIF: ``output/sarif``). Every number is printed
+with the Triton version, the ptxas version and the target it was compiled for.
 
 JSON (``schema_version`` 1; keys are only ever added)::
 
@@ -24,6 +24,7 @@ JSON (``schema_version`` 1; keys are only ever added)::
      "errors": [{"path", "message"}],
      "depends": [{"kernel", "spec_family", "config", "arch", "names", "launches_at": [{name: value}],
                   "cannot_at": [{"values": {name: value}, "reason", "shared_bytes"}], "message"}],
+     "slowest_compiles": [{"kernel", "spec", "config", "arch", "seconds", "over_budget"}],
      "changed_since": {"ref", "sites", "judged", "line", "selected": [{"kernel", "why", "path",
                        "detail", "reason"}]} | null (null without ``--changed-since``)}
 
@@ -39,14 +40,12 @@ the specs of one ``spec_family`` are one launch judged at each value of the rang
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from rich.table import Table
 
 from autotune_rewrite import output
 from autotune_rewrite.evidence import ConfigVerdict, KernelReport, SmemModel
-from autotune_rewrite.check import ranges
+from autotune_rewrite.check import compile_cost
 from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.model import to_jsonable
 from autotune_rewrite.outcomes import Status
@@ -70,7 +69,7 @@ def _kb(n: int | None) -> str:
     return "-" if n is None else f"{n:,}"
 
 
-def _verdict_text(v: ConfigVerdict) -> str:
+def verdict_text(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
         return explain.verdict_reason(v)
     if v.launchable:
@@ -80,7 +79,7 @@ def _verdict_text(v: ConfigVerdict) -> str:
 
 def _short_verdict(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
-        return "compiler crashed" if v.crashed else "compile error"
+        return "compiler crashed" if v.crashed else "over time budget" if v.over_budget else "compile error"
     limiter = v.occupancy.limiter if v.occupancy else "?"
     return f"cannot launch ({limiter})"
 
@@ -94,7 +93,7 @@ def _spec_label(report: KernelReport) -> str:
     return label
 
 
-def _versions(result: RunInfo | CheckResult, target: Target) -> str:
+def versions_line(result: RunInfo | CheckResult, target: Target) -> str:
     ptxas = dict(result.ptxas_versions).get(target.arch.name) or "unknown"
     return f"Triton {result.triton_version}, ptxas {ptxas}"
 
@@ -179,6 +178,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "kernels": [_report_json(r) for r in result.reports],
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
         "depends": [depends_json(rv) for rv in result.depending],
+        "slowest_compiles": _slow_json(result),
         "warnings": run_warnings(result),
         "compiled": result.compiled,
         "cached": result.cached,
@@ -226,9 +226,28 @@ def print_table(result: CheckResult, strict: bool = False, streamed: bool = Fals
     for stanza in stanzas(result.reports):
         console.print(stanza, markup=False)
     print_depending(result.depending)
+    _print_slowest(result)
     if result.changed is not None:
         console.print(changed_line(result.changed), markup=False)
     console.print(summary(result, strict), markup=False)
+
+
+def _print_slowest(result: CheckResult) -> None:
+    slow = compile_cost.slowest(result.reports)
+    if not slow:
+        return
+    console = output.stderr()
+    console.print(f"slowest compiles (over {compile_cost.SLOW_COMPILE_S:g} s; the autotuner pays them at the "
+                  "kernel's first use):", markup=False)
+    for c in slow:
+        spec = f" [{c.spec}]" if c.spec and c.spec != "default" else ""
+        stop = " (stopped at the time budget)" if c.over_budget else ""
+        console.print(f"  {c.seconds:6.1f} s  {c.kernel}{spec} {c.config} on {c.arch}{stop}", markup=False)
+
+
+def _slow_json(result: CheckResult) -> list[dict]:
+    return [{"kernel": c.kernel, "spec": c.spec, "config": c.config, "arch": c.arch, "seconds": round(c.seconds, 2),
+             "over_budget": c.over_budget} for c in compile_cost.slowest(result.reports)]
 
 
 def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
@@ -243,7 +262,7 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
     for target in _targets_of(run, report):
         rows = [v for v in report.verdicts if v.arch == target.arch.name]
         title = (f"{esc(report.site.ident)}  spec {esc(_spec_label(report))}\n"
-                 f"{esc(_target_label(target))}, {esc(_versions(run, target))}{_chosen_by(report)}")
+                 f"{esc(_target_label(target))}, {esc(versions_line(run, target))}{_chosen_by(report)}")
         table = Table(title=title, title_justify="left")
         table.add_column("config", no_wrap=True)
         for col in ("SMEM (B)", "regs", "spills", "blocks/SM", "warps/SM", "occupancy"):
@@ -270,7 +289,7 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
         output.print_unwrapped(console, table)
         for v in rows:
             if not v.launchable:
-                console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(_verdict_text(v))}")
+                console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(verdict_text(v))}")
         model = _model_line(dict(report.smem_models).get(target.arch.name))
         console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
         fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
@@ -286,11 +305,13 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
 def summary(result: CheckResult, strict: bool = False) -> str:
     verdicts = [v for r in result.reports for v in r.verdicts]
     # A spec_suspect kernel's refusals are the spec's, not the configs': not counted as "cannot launch".
-    bad = sum(1 for r in result.reports if not r.suspicions for v in r.verdicts if not v.launchable and not v.crashed)
+    bad = sum(1 for r in result.reports if not r.suspicions for v in r.verdicts if not v.launchable and v.known)
+    unknown = sum(1 for r in result.reports for v in r.verdicts if v.over_budget)
     targets = ", ".join(t.arch.name for t in result.targets)
     depending = len(result.depending)
     return (f"{judged_line(result.report(strict))}. {len(verdicts)} config x target verdict(s) on {targets}: "
             f"{bad} cannot launch" + (f" ({depending} config x target depend on an assumed value)" if depending else "")
+            + (f"; {unknown} not known (compile over its time budget)" if unknown else "")
             + f"; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")
 
 
@@ -303,12 +324,12 @@ def check_markdown(result: CheckResult, strict: bool = False) -> str:
             continue
         for target in _targets_of(result, report):
             out.append(f"### `{report.site.ident}` spec `{_spec_label(report)}` on {_target_label(target)}\n")
-            out.append(f"_{_versions(result, target)}_\n")
+            out.append(f"_{versions_line(result, target)}_\n")
             out.append("| config | SMEM (B) | regs | spills | blocks/SM | warps/SM | occupancy | verdict |")
             out.append("|---|---:|---:|---:|---:|---:|---:|---|")
             for v in (v for v in report.verdicts if v.arch == target.arch.name):
                 occ = v.occupancy
-                verdict = "launches" if v.launchable else f"**{_verdict_text(v)}**"
+                verdict = "launches" if v.launchable else f"**{verdict_text(v)}**"
                 out.append("| " + " | ".join([
                     f"`{v.config.label()}`", _kb(v.outcome.shared_bytes), _kb(v.outcome.registers),
                     _kb(v.outcome.spills), "-" if occ is None else str(occ.blocks_per_sm),
@@ -334,64 +355,6 @@ def check_markdown(result: CheckResult, strict: bool = False) -> str:
 
 def print_markdown(result: CheckResult, strict: bool = False) -> None:
     output.write_raw(check_markdown(result, strict))
-
-
-# --------------------------------------------------------------------------- GitHub (stdout)
-def _gh_escape(text: str, prop: bool = False) -> str:
-    # GitHub workflow command escaping; properties also escape ':' and ','.
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
-
-
-def _gh_file(result: CheckResult, path: str) -> str:
-    full = Path(result.root) / path
-    try:
-        return os.path.relpath(full.resolve(), Path.cwd().resolve()) if full.exists() else path
-    except ValueError:
-        return path
-
-
-def check_github(result: CheckResult, strict: bool = False) -> str:
-    lines: list[str] = []
-    soft = {rv.key for rv in result.depending}  # fails at some values of an assumed range only
-    for report in result.reports:
-        site = report.site
-        if report.problem is not None:
-            level = "error" if report.status is Status.INTERNAL_ERROR else "warning"
-            lines.append(f"::{level} file={_gh_escape(_gh_file(result, site.path), True)},line={site.line},"
-                         f"title={_gh_escape(f'autotune-rewrite: kernel not judged ({report.status.value})', True)}::"
-                         f"{_gh_escape(f'{site.kernel}: {problem_text(report)}')}")
-            continue
-        for v in report.verdicts:
-            path = v.config.path or site.path
-            line = v.config.span.start_line if v.config.span else site.line
-            where = f"file={_gh_escape(_gh_file(result, path), True)},line={line}"
-            versions = _versions(result, next(t for t in result.targets if t.arch.name == v.arch))
-            spec = f", spec {report.spec.name}" if report.spec is not None else ""
-            if v.crashed:
-                title = f"{site.kernel}: the compiler crashed on {v.arch} (nothing proved)"
-                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
-                lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
-            elif not v.launchable:
-                depends = ranges.key_of(report, v) in soft
-                title = (f"{site.kernel}: config cannot launch on {v.arch} at an assumed value (it launches at others)"
-                         if depends else f"{site.kernel}: config cannot launch on {v.arch}")
-                msg = f"{v.config.label()}: {_verdict_text(v)} ({versions}{spec})"
-                level = "warning" if depends else "error"
-                lines.append(f"::{level} {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
-            elif v.outcome.spills:
-                title = f"{site.kernel}: register spills on {v.arch}"
-                msg = (f"{v.config.label()}: spills {v.outcome.spills} registers "
-                       f"({v.outcome.registers} registers/thread; {versions}{spec})")
-                lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
-    lines.append(summary(result, strict))
-    return "\n".join(lines) + "\n"
-
-
-def print_github(result: CheckResult, strict: bool = False) -> None:
-    output.write_raw(check_github(result, strict))
 
 
 # --------------------------------------------------------------------------- progress

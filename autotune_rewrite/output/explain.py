@@ -28,6 +28,12 @@ def refusal(r) -> str:
 
 
 @refusal.register
+def _(r: cf.CompileOverBudget) -> str:
+    return (f"not known: its compile ran past the {r.budget_s:g} s time budget (stopped after {r.seconds:.0f} s; "
+            "the autotuner pays this at first use; --compile-timeout raises the budget)")
+
+
+@refusal.register
 def _(r: cf.CompileFailed) -> str:
     where = f" ({r.file}:{r.line})" if r.file else ""
     return f"compile {'crashed' if r.crashed else 'error'}: {r.error}{where}"

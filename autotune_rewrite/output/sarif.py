@@ -163,7 +163,7 @@ def _kernel_results(report: KernelReport, result: CheckResult, prefix: str, soft
         assumed = f"; {problem_text(report)}" if report.status is Status.ASSUMED else ""
         for v in report.verdicts:
             props = _verdict_properties(report, v, result)
-            if not v.launchable and not v.crashed:
+            if not v.launchable and v.known:
                 depends = ranges.key_of(report, v) in soft
                 text = (f"{name}: {v.config.label()} cannot launch on {v.arch}: {explain.verdict_reason(v)}{assumed}"
                         + ("; it launches at other values of the assumed range (it depends on them)" if depends else ""))

@@ -76,6 +76,16 @@ class KeptForSpec:
 
 
 @dataclass(frozen=True)
+class KeptNotKnown:
+    """A config whose compile ran past its time budget for some (spec, target): whether it
+    launches there is not known, so no variant drops it for that, and none picks it."""
+
+    config: ConfigValue
+    over_budget: tuple[tuple[str, str, float], ...]  # (spec, arch, budget seconds)
+    kind: str = field(default="kept_not_known", init=False)
+
+
+@dataclass(frozen=True)
 class TargetEffect:
     """What one fleet target's autotuner times after the change (the PR body's per-target line)."""
 
@@ -273,7 +283,7 @@ class InPlaceRefused(UserError):
         self.fact = fact
 
 
-Fact = (Dropped | Guarded | KeptForSpec | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
+Fact = (Dropped | Guarded | KeptForSpec | KeptNotKnown | KeptLaunchable | WarpsRejected | WarpsSpill | SingleConfig | BenchChosen | WarpsRaised
         | StageAdded | StageRejected | StageSpill | StageNotPipelined | BenchmarkedAtWarmup | BucketKeyed)
 
 

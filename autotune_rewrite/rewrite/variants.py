@@ -61,6 +61,7 @@ from autotune_rewrite.rewrite.facts import (
     Fact,
     Guarded,
     KeptForSpec,
+    KeptNotKnown,
     KeptLaunchable,
     Measured,
     NoCommonConfig,
@@ -142,6 +143,11 @@ def decide(
         if all(e.verdict.launchable for e in ev):
             kept.append(p)
             retained.append(p)
+            continue
+        if any(e.verdict.over_budget for e in ev):  # not known there: never dropped for it, never chosen
+            retained.append(p)
+            partial.append(KeptNotKnown(c, tuple((e.spec, e.verdict.arch, e.verdict.outcome.job.time_budget_s or
+                                                  e.verdict.outcome.seconds) for e in ev if e.verdict.over_budget)))
             continue
         dead = dead_targets(ev, targets)
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:

@@ -124,6 +124,25 @@ def _scheduler_address(value: Any, where: Where) -> str:
     return address
 
 
+# A compile's time budget (``compile/budget``): ~10x the slowest config of the corpus's kernels
+# (14 s on 2 cores), so a normal compile never meets it and one config cannot hang a CI job.
+DEFAULT_COMPILE_TIMEOUT_S = 120.0
+
+
+def _seconds(value: Any, where: Where) -> float | None:
+    """Seconds > 0, or "none" (no limit)."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if isinstance(value, bool) or not seconds > 0:
+        raise where.error(f"= {value!r} is not a time budget; write seconds, e.g. compile_timeout = 300, "
+                          "or \"none\" for no limit")
+    return seconds
+
+
 _KERNEL = pattern(r".+::.+", '"path/to/file.py::kernel_name"')
 _MODULE_FUNCTION = pattern(r"[^:]+:[^:]+", '"module:function"')
 
@@ -177,7 +196,8 @@ class Cache:
 
 @dataclass(frozen=True)
 class CheckTable:
-    """``[tool.autotune-rewrite.check]``: where the compiles run (``compile/compile_farm.py``)."""
+    """``[tool.autotune-rewrite.check]``: where the compiles run (``compile/compile_farm.py``) and
+    how long one may take (``compile/budget.py``)."""
 
     executor: str = field(default="local", metadata=key(
         _one_of("local", "dask"), "str", '"local" (the process pool, default) or "dask": compile the cache misses on '
@@ -188,6 +208,10 @@ class CheckTable:
     fallback: str = field(default="none", metadata=key(
         _one_of("none", "local"), "str", '"local": compile on the local pool when the scheduler cannot be reached '
         'or is lost mid-run; "none" (default): exit 2 (`--fallback` overrides)'))
+    compile_timeout: float | None = field(default=DEFAULT_COMPILE_TIMEOUT_S, metadata=key(
+        _seconds, "float or str", f"seconds one config's compile may take on the local pool (default "
+        f"{DEFAULT_COMPILE_TIMEOUT_S:g}; \"none\": no limit): past it the config is not known, reported with the "
+        "time it reached, and the kernel is judged on its other configs (`--compile-timeout` overrides)"))
 
 
 @dataclass(frozen=True)
@@ -247,8 +271,10 @@ class Settings:
         """``--arch`` over the file's ``arch``."""
         return replace(self, arch=tuple(arch)) if arch else self
 
-    def with_executor(self, executor: str | None, address: str | None, fallback: str | None) -> "Settings":
-        """``--executor`` / ``--address`` / ``--fallback`` over the file's ``check`` table."""
+    def with_executor(self, executor: str | None, address: str | None, fallback: str | None,
+                      compile_timeout: str | None = None) -> "Settings":
+        """``--executor`` / ``--address`` / ``--fallback`` / ``--compile-timeout`` over the file's
+        ``check`` table."""
         where = Where("command line", "")
         table = self.check
         if executor is not None:
@@ -257,6 +283,8 @@ class Settings:
             table = replace(table, address=_scheduler_address(address, where.at("--address")))
         if fallback is not None:
             table = replace(table, fallback=_one_of("none", "local")(fallback, where.at("--fallback")))
+        if compile_timeout is not None:
+            table = replace(table, compile_timeout=_seconds(compile_timeout, where.at("--compile-timeout")))
         return replace(self, check=table)
 
     def farm(self):

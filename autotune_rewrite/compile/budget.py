@@ -1,0 +1,70 @@
+"""A compile's time budget, enforced in the worker process that runs it.
+
+One config can take minutes to compile (a 64K-element block at one warp: LLVM and ptxas unroll
+it), and nothing else bounds a CI job. Triton's autotuner pays the same at first use, so a config
+over the budget is a finding, not a hang: its outcome says so (``OVER_BUDGET``), and the kernel
+is judged on its other configs.
+
+How it is enforced, in the worker only (a signal there ends that compile and nothing else):
+- ``SIGALRM`` at the budget raises ``OverBudget`` in the next Python code the compile runs:
+  between Triton's stages, or while it waits for ``ptxas`` (``subprocess.run`` then kills it);
+- a stage stuck in C++ (an LLVM pass) runs no Python code: the CPU-time limit ends the worker at
+  twice the budget (``RLIMIT_CPU``, SIGXCPU's default action), and the pool's one-job retry tells
+  that death from a crash by the time it took (``ran_out``).
+``OverBudget`` derives from BaseException so that no ``except Exception`` inside Triton turns it
+into a compile error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from collections.abc import Iterator
+
+BACKSTOP_FACTOR = 2  # the CPU-time limit, in budgets: a stage in C++ that never returns to Python
+
+
+class OverBudget(BaseException):
+    def __init__(self, budget_s: float):
+        super().__init__(f"over the {budget_s:g} s compile time budget")
+        self.budget_s = budget_s
+
+
+@contextlib.contextmanager
+def limited(budget_s: float | None) -> Iterator[None]:
+    """Within the block, this process's compile is stopped at ``budget_s`` seconds (None: not
+    limited). For worker processes only: it takes over SIGALRM and the CPU-time limit."""
+    if not budget_s or budget_s <= 0:
+        yield
+        return
+    import resource
+
+    def expire(signum, frame) -> None:
+        raise OverBudget(budget_s)
+
+    before = signal.signal(signal.SIGALRM, expire)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    backstop = int(usage.ru_utime + usage.ru_stime + BACKSTOP_FACTOR * budget_s) + 1
+    if hard == resource.RLIM_INFINITY or backstop <= hard:
+        resource.setrlimit(resource.RLIMIT_CPU, (backstop, hard))
+    signal.setitimer(signal.ITIMER_REAL, budget_s)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def ran_out(seconds: float, budget_s: float | None) -> bool:
+    """Whether a worker that died after ``seconds`` on a job with ``budget_s`` hit the budget's
+    backstop rather than crashing (it cannot have been the backstop before the budget)."""
+    return bool(budget_s) and seconds >= budget_s
+
+
+def over_budget_message(budget_s: float) -> str:
+    return f"its compile ran past the {budget_s:g} s time budget (--compile-timeout raises it)"
+
+
+__all__ = ["BACKSTOP_FACTOR", "OverBudget", "limited", "over_budget_message", "ran_out"]

@@ -1,0 +1,139 @@
+"""A compile's time budget (issue 22, item 1; ``compile/budget.py``): a config whose compile runs
+past it is "not known", reported with the time reached, never dropped or chosen; the kernel is
+judged on its other configs; the outcome is cached with its budget, so a larger one compiles again.
+
+The slow kernel is written here: a 64K-element block at one warp with an unrolled loop of
+transcendental math, which LLVM takes minutes to compile (the shape of a config that hung a
+repository's check for 370 s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from repo_env import pythonpath
+
+from autotune_rewrite.compile.compile_cache import CompileCache
+from autotune_rewrite.errors import UserError
+from autotune_rewrite.evidence import OVER_BUDGET, CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.settings import load_settings
+import cli_process
+
+SLOW = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4),
+                          triton.Config({"BLOCK": 65536}, num_warps=1)], key=["n"])
+@triton.jit
+def slow_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    acc = x
+    for i in tl.static_range(8):
+        acc = tl.sin(acc) * x + i
+    tl.store(y_ptr + offs, acc, mask=offs < n)
+'''
+
+
+def _job(budget: float | None) -> CompileJob:
+    return CompileJob(KernelBundle("k", "", "k.py::k"), (), (), (), 4, 3, 1, None, 120, time_budget_s=budget)
+
+
+def test_an_over_budget_outcome_serves_only_jobs_with_no_larger_budget(tmp_path):
+    cache = CompileCache(tmp_path)
+    over = CompileOutcome.failed(_job(5.0), "past the budget", "3.6.0", None, seconds=11.0, kind=OVER_BUDGET)
+    cache.put("key", over)
+    assert cache.get("key", _job(5.0)).error_kind == OVER_BUDGET
+    assert cache.get("key", _job(2.0)) is not None  # a smaller budget would stop too
+    assert cache.get("key", _job(30.0)) is None  # a larger one compiles again
+    assert cache.get("key", _job(None)) is None  # and so does no limit
+
+
+def test_the_budget_stops_python_level_work_at_its_time_and_restores_the_signal():
+    # In a process of its own: the budget takes over SIGALRM, as it does in a pool worker.
+    code = textwrap.dedent("""
+        import signal, time
+        from autotune_rewrite.compile import budget
+        mine = lambda s, f: None
+        signal.signal(signal.SIGALRM, mine)
+        start = time.monotonic()
+        try:
+            with budget.limited(0.5):
+                while True:
+                    time.sleep(0.01)
+        except budget.OverBudget as over:
+            print(round(time.monotonic() - start, 1), over.budget_s, signal.getsignal(signal.SIGALRM) is mine)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=pythonpath()))
+    assert proc.returncode == 0, proc.stderr
+    took, budget_s, restored = proc.stdout.split()
+    assert 0.5 <= float(took) < 5 and float(budget_s) == 0.5 and restored == "True"
+
+
+@pytest.mark.parametrize("value, expected", [(300, 300.0), ("none", None), (2.5, 2.5)])
+def test_the_setting_reads_seconds_or_none(tmp_path, value, expected):
+    text = f'"{value}"' if isinstance(value, str) else value
+    (tmp_path / "pyproject.toml").write_text(f"[tool.autotune-rewrite.check]\ncompile_timeout = {text}\n")
+    assert load_settings(tmp_path).check.compile_timeout == expected
+
+
+def test_a_bad_budget_names_the_key_and_the_fix(tmp_path):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "pyproject.toml").write_text("[tool.autotune-rewrite.check]\ncompile_timeout = -3\n")
+    with pytest.raises(UserError, match=r"compile_timeout = -3 is not a time budget.*\"none\""):
+        load_settings(tmp_path / "bad")
+    (tmp_path / "plain").mkdir()
+    assert load_settings(tmp_path / "plain").check.compile_timeout == 120.0  # the default
+
+
+@pytest.mark.slow
+def test_a_config_over_its_budget_is_not_known_and_the_kernel_is_judged_on_the_others(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "k.py").write_text(SLOW)
+    env = dict(os.environ, PYTHONPATH=pythonpath(), NO_COLOR="1", AUTOTUNE_REWRITE_CACHE_DIR=str(tmp_path / "cache"))
+    args = ["check", ".", "--format", "json", "-j", "2", "--compile-timeout", "3"]
+    first = cli_process.run(args, cwd=root, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr  # nothing proved dead
+    (kernel,) = json.loads(first.stdout)["kernels"]
+    assert kernel["status"] == "assumed"  # judged on the other config, not compile_crashed
+    by_label = {v["label"]: v for v in kernel["configs"]}
+    assert by_label["BLOCK=256 w4 s3"]["launchable"] is True
+    slow = by_label["BLOCK=65536 w1 s3"]
+    assert slow["launchable"] is False and slow["reason_code"] == "compile_over_budget"
+    assert "3 s time budget" in slow["compile_error"]
+    # The next run with the same budget reads it from the cache; the text says what is not known.
+    again = cli_process.run(["check", ".", "-j", "2", "--compile-timeout", "3"], cwd=root, env=env, timeout=600)
+    assert "0 compiled" in again.stderr and "1 not known (compile over its time budget)" in again.stderr
+    assert "not known: its compile ran past the 3 s time budget" in again.stderr
+    # A prune never drops a config it knows nothing about.
+    diff = cli_process.run(["diff", "--variant", "prune", "--check", ".", "-j", "2", "--compile-timeout", "3"],
+                           cwd=root, env=env, timeout=600)
+    assert diff.returncode == 0 and diff.stdout == "", (diff.stdout, diff.stderr)
+    assert "keep BLOCK=65536 w1 s3: its compile ran past the 3 s time budget" in diff.stderr
+
+
+def test_the_slowest_compiles_are_listed_slowest_first_from_the_threshold():
+    from dataclasses import replace
+
+    from sitebuilder import build_site
+    from test_rewrite_transforms import KERNEL
+    from test_rewrite_variants import _verdict
+
+    from autotune_rewrite.check.compile_cost import SLOW_COMPILE_S, slowest
+    from autotune_rewrite.evidence import KernelReport, LaunchSpec
+
+    site = build_site({"k.py": KERNEL}, "_decode_kernel", "k.py")
+    times = [SLOW_COMPILE_S - 1, SLOW_COMPILE_S + 5, SLOW_COMPILE_S + 40][:len(site.configs)]
+    verdicts = tuple(replace(v, outcome=replace(v.outcome, seconds=t))
+                     for v, t in zip((_verdict(c, 1000, 128) for c in site.configs), times))
+    found = slowest([KernelReport(site, LaunchSpec("default", (), ()), verdicts)])
+    assert [c.seconds for c in found] == sorted((t for t in times if t >= SLOW_COMPILE_S), reverse=True)
+    assert found and found[0].kernel == site.ident and not found[0].over_budget
