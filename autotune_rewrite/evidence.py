@@ -21,7 +21,7 @@ from autotune_rewrite.outcomes import Assumption, KernelOutcome, Problem, Reason
 # exception inside Triton, a dying compiler process) proves nothing about the config.
 REJECTED = "rejected"
 CRASHED = "crashed"
-OVER_BUDGET = "over_budget"  # stopped at its time budget (``compile/budget``): nothing is known
+OVER_BUDGET = "over_budget"  # stopped at its time or memory budget (``compile/budget``): nothing is known
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,14 @@ class KernelBundle:
 
 
 @dataclass(frozen=True)
+class CompileBudget:
+    """What one compile may take in a worker (``compile/budget``); None: not limited."""
+
+    seconds: float | None = None
+    memory_mb: int | None = None
+
+
+@dataclass(frozen=True)
 class CompileJob:
     bundle: KernelBundle
     signature: tuple[tuple[str, str], ...]  # every parameter in order: ("q", "*bf16"), ("BLOCK_T", "constexpr")
@@ -69,9 +77,9 @@ class CompileJob:
     # None (``--full``): always compile to the cubin. Not part of the cache key: a stopped
     # outcome records itself as such and ``compile_cache`` serves it only to stopping jobs.
     stop_smem_above: int | None = None
-    # Seconds the compile may take in a worker (``compile/budget``); None: not limited. Not part
-    # of the cache key either: an over-budget outcome serves only jobs with no larger budget.
-    time_budget_s: float | None = None
+    # What the compile may take in a worker (``compile/budget``); None: not limited. Not part of
+    # the cache key either: an over-budget outcome serves only jobs with no larger budget.
+    budget: CompileBudget | None = None
 
 
 @dataclass(frozen=True)
@@ -138,12 +146,12 @@ class ConfigVerdict:
 
     @property
     def over_budget(self) -> bool:
-        """The compile ran past its time budget: whether it launches is not known."""
+        """The compile ran past its time or memory budget: whether it launches is not known."""
         return self.outcome.error is not None and self.outcome.error_kind == OVER_BUDGET
 
     @property
     def known(self) -> bool:
-        """Whether this verdict says anything (not a crash, not stopped at the time budget)."""
+        """Whether this verdict says anything (not a crash, not stopped at its budget)."""
         return not self.crashed and not self.over_budget
 
     @property
@@ -162,7 +170,7 @@ class ConfigVerdict:
         """Why it cannot launch, with the numbers (``output/explain.py`` words it)."""
         o = self.outcome
         if self.over_budget:
-            return CompileOverBudget(o.job.time_budget_s or o.seconds, o.seconds)
+            return CompileOverBudget(o.error, o.seconds)
         if o.error is not None:
             return CompileFailed(self.crashed, o.error, o.error_file, o.error_line)
         return self.occupancy.blocked if self.occupancy else None

@@ -28,9 +28,9 @@ class CompileFailed:
 
 @dataclass(frozen=True)
 class CompileOverBudget:
-    """The compile was stopped at its time budget (``compile/budget``): nothing is known."""
+    """The compile was stopped at its time or memory budget (``compile/budget``): nothing is known."""
 
-    budget_s: float
+    message: str  # which budget, in words (``compile/budget``)
     seconds: float
     kind: str = field(default="compile_over_budget", init=False)
 

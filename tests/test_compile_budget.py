@@ -19,7 +19,7 @@ from repo_env import pythonpath
 
 from autotune_rewrite.compile.compile_cache import CompileCache
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.evidence import OVER_BUDGET, CompileJob, CompileOutcome, KernelBundle
+from autotune_rewrite.evidence import OVER_BUDGET, CompileBudget, CompileJob, CompileOutcome, KernelBundle
 from autotune_rewrite.settings import load_settings
 import cli_process
 
@@ -41,8 +41,9 @@ def slow_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
-def _job(budget: float | None) -> CompileJob:
-    return CompileJob(KernelBundle("k", "", "k.py::k"), (), (), (), 4, 3, 1, None, 120, time_budget_s=budget)
+def _job(seconds: float | None, memory_mb: int | None = 4096) -> CompileJob:
+    budget = CompileBudget(seconds, memory_mb) if seconds is not None or memory_mb is not None else None
+    return CompileJob(KernelBundle("k", "", "k.py::k"), (), (), (), 4, 3, 1, None, 120, budget=budget)
 
 
 def test_an_over_budget_outcome_serves_only_jobs_with_no_larger_budget(tmp_path):
@@ -53,6 +54,11 @@ def test_an_over_budget_outcome_serves_only_jobs_with_no_larger_budget(tmp_path)
     assert cache.get("key", _job(2.0)) is not None  # a smaller budget would stop too
     assert cache.get("key", _job(30.0)) is None  # a larger one compiles again
     assert cache.get("key", _job(None)) is None  # and so does no limit
+    assert cache.get("key", _job(5.0, 8192)) is None  # or more memory
+    assert cache.get("key", _job(None, None)) is None
+    # Stopped at the memory budget with no time limit: a job with a time limit stops there too.
+    cache.put("mem", CompileOutcome.failed(_job(None, 4096), "out of memory", "3.6.0", None, kind=OVER_BUDGET))
+    assert cache.get("mem", _job(120.0, 4096)) is not None and cache.get("mem", _job(120.0, 8192)) is None
 
 
 def test_the_budget_stops_python_level_work_at_its_time_and_restores_the_signal():
@@ -64,7 +70,7 @@ def test_the_budget_stops_python_level_work_at_its_time_and_restores_the_signal(
         signal.signal(signal.SIGALRM, mine)
         start = time.monotonic()
         try:
-            with budget.limited(0.5):
+            with budget.limited(budget.Budget(0.5)):
                 while True:
                     time.sleep(0.01)
         except budget.OverBudget as over:
@@ -111,7 +117,7 @@ def test_a_config_over_its_budget_is_not_known_and_the_kernel_is_judged_on_the_o
     assert "3 s time budget" in slow["compile_error"]
     # The next run with the same budget reads it from the cache; the text says what is not known.
     again = cli_process.run(["check", ".", "-j", "2", "--compile-timeout", "3"], cwd=root, env=env, timeout=600)
-    assert "0 compiled" in again.stderr and "1 not known (compile over its time budget)" in again.stderr
+    assert "0 compiled" in again.stderr and "1 not known (compile over its time or memory budget)" in again.stderr
     assert "not known: its compile ran past the 3 s time budget" in again.stderr
     # A prune never drops a config it knows nothing about.
     diff = cli_process.run(["diff", "--variant", "prune", "--check", ".", "-j", "2", "--compile-timeout", "3"],
@@ -137,3 +143,19 @@ def test_the_slowest_compiles_are_listed_slowest_first_from_the_threshold():
     found = slowest([KernelReport(site, LaunchSpec("default", (), ()), verdicts)])
     assert [c.seconds for c in found] == sorted((t for t in times if t >= SLOW_COMPILE_S), reverse=True)
     assert found and found[0].kernel == site.ident and not found[0].over_budget
+
+
+def test_a_compile_that_runs_out_of_its_memory_budget_is_not_known_and_says_which(tmp_path):
+    # 40 MB of address space is less than a worker already maps (~450 MB) and than ptxas needs to
+    # start: the compile fails to allocate at once, as a ptxas at 7-8 GB fails under the default 4 GB.
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "k.py").write_text(SLOW)
+    (root / "pyproject.toml").write_text("[tool.autotune-rewrite.check]\ncompile_memory = 40\n")
+    env = dict(os.environ, PYTHONPATH=pythonpath(), NO_COLOR="1", AUTOTUNE_REWRITE_CACHE_DIR=str(tmp_path / "cache"))
+    proc = cli_process.run(["check", ".", "--format", "json", "-j", "2"], cwd=root, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (kernel,) = json.loads(proc.stdout)["kernels"]
+    assert kernel["status"] == "assumed"
+    for v in kernel["configs"]:
+        assert v["reason_code"] == "compile_over_budget" and "40 MB memory budget" in v["compile_error"], v

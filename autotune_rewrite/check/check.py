@@ -28,7 +28,7 @@ from typing import Any
 from autotune_rewrite import cache_admin, stopwatch
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.isolate.bundle_cache import KernelLoadError
-from autotune_rewrite.evidence import ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
+from autotune_rewrite.evidence import CompileBudget, ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
 from autotune_rewrite.check.assume import assume_table, unused_assume_names
 from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
@@ -156,7 +156,7 @@ def check(
     sites = _select(result.sites, kernel)
 
     run = CompileRun(workers, cache_dir, use_cache, progress, settings.farm(), stop_early=not full,
-                     time_budget_s=settings.check.compile_timeout)
+                     budget=CompileBudget(settings.check.compile_timeout, settings.check.compile_memory))
     bundle_of = RunBundles(base, run.derived_cache)
     bundles: dict[int, KernelBundle] = {}
     inputs_of = _inputs_of(base, bundle_of, bundles) if changes is not None or use_cache else None

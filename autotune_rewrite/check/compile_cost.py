@@ -23,7 +23,7 @@ class SlowCompile:
     config: str
     arch: str
     seconds: float
-    over_budget: bool  # stopped at the time budget: it would take longer still
+    over_budget: bool  # stopped at its budget: it would take longer still
 
 
 def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S, n: int = LISTED) -> tuple[SlowCompile, ...]:

@@ -25,6 +25,7 @@ from autotune_rewrite.settings.schema import FarmChoice
 from autotune_rewrite.compile.compile_pool import compile_many
 from autotune_rewrite.compile.compile_stream import CompileStream
 from autotune_rewrite.evidence import (
+    CompileBudget,
     CompileJob,
     CompileOutcome,
     ConfigVerdict,
@@ -107,13 +108,13 @@ def build_jobs(
     bundle: KernelBundle | None = None,
     root: Path | str = ".",
     stop_early: bool = False,
-    time_budget_s: float | None = None,
+    budget: CompileBudget | None = None,
 ) -> list[CompileJob]:
     """One job per (target, config), target-major, specialized as the runtime would.
     ``bundle``: the isolated kernel (built from ``root`` when not given). ``stop_early``: a job
     stops at its shared memory when that is over what every judged target of its capability can
-    launch (``check`` without ``--full``). ``time_budget_s``: the seconds each compile may take
-    (``compile/budget``; None: not limited)."""
+    launch (``check`` without ``--full``). ``budget``: what each compile may take (``compile/budget``;
+    None: not limited)."""
     bundle = bundle or kernel_bundle(Path(root), site)
     targets = resolve_targets(archs)
     stops = {t.arch.capability: min(max_launchable_smem(u.arch) for u in targets
@@ -134,7 +135,7 @@ def build_jobs(
                     maxnreg=config.maxnreg,
                     capability=target.arch.capability,
                     stop_smem_above=stops[target.arch.capability] if stop_early else None,
-                    time_budget_s=time_budget_s,
+                    budget=budget,
                 )
             )
     return jobs
@@ -150,12 +151,12 @@ class CompileRun:
     """The jobs of one run, compiled together (one pool, one cache lookup)."""
 
     def __init__(self, workers: int | None, cache_dir: Path | None, use_cache: bool, progress: Progress | None,
-                 farm: FarmChoice | None = None, stop_early: bool = False, time_budget_s: float | None = None):
+                 farm: FarmChoice | None = None, stop_early: bool = False, budget: CompileBudget | None = None):
         self.workers = workers
         self.farm = farm  # compile the misses on a Dask cluster (``compile_farm``) instead of the local pool
         self.farm_events: list[FarmEvent] = []
         self.stop_early = stop_early  # plans' jobs stop at an over-limit SMEM (``check`` without --full)
-        self.time_budget_s = time_budget_s  # the seconds one compile may take (``compile/budget``)
+        self.budget = budget  # what one compile may take (``compile/budget``)
         self.cache_dir = cache_dir
         self.use_cache = use_cache
         self.progress = progress
@@ -209,10 +210,10 @@ class Plan:
 
 
 def make_plan(site, spec, bundle, configs, targets, stop_early: bool = False,
-              time_budget_s: float | None = None) -> Plan:
+              budget: CompileBudget | None = None) -> Plan:
     return Plan(site, spec, bundle, tuple(configs), tuple(targets),
                  tuple(build_jobs(site, spec, configs, targets, bundle, stop_early=stop_early,
-                                  time_budget_s=time_budget_s)))
+                                  budget=budget)))
 
 
 def verdicts_of(plan: Plan, outcomes: Sequence[CompileOutcome]) -> tuple[ConfigVerdict, ...]:

@@ -10,7 +10,7 @@ family of one: its verdicts hold as they are.
 What acts on a verdict acts only on one that holds: ``check``'s gate (exit 1) counts a config
 that cannot launch at every value of its range, not one that depends; a rewrite drops a config
 only when it is dead for every spec (``rewrite/variants``). A crashed compile says nothing, nor
-does one stopped at its time budget, and a spec that is probably wrong (``spec_suspect``) gives
+does one stopped at its time or memory budget, and a spec that is probably wrong (``spec_suspect``) gives
 no verdicts to weigh; all are left out.
 """
 

@@ -114,7 +114,7 @@ def _site_items(root: Path, site: AutotuneSite, specs, targets, run: CompileRun,
         try:
             with stopwatch.stage("plans"):
                 plan = make_plan(site, spec, bundle, site.configs, targets, stop_early=run.stop_early,
-                                 time_budget_s=run.time_budget_s)
+                                 budget=run.budget)
         except Exception as exc:  # noqa: BLE001
             yield internal_report(site, spec, exc, "building the compile jobs", run)
             continue
@@ -176,7 +176,7 @@ def _retyped_plan(plan: Plan, early: KernelReport, run: CompileRun) -> Plan | No
     rejected = [f for f in early.suspicions if isinstance(f, EveryConfigRejected)]
     spec = dtype_retry.retyped(plan.spec, rejected[0].error) if rejected else None
     return make_plan(plan.site, spec, plan.bundle, plan.configs, plan.targets,
-                     stop_early=run.stop_early, time_budget_s=run.time_budget_s) if spec is not None else None
+                     stop_early=run.stop_early, budget=run.budget) if spec is not None else None
 
 
 __all__ = ["check_sites", "per_target_views"]

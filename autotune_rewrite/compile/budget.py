@@ -1,4 +1,4 @@
-"""A compile's time budget, enforced in the worker process that runs it.
+"""A compile's budget in time and memory, enforced in the worker process that runs it.
 
 One config can take minutes to compile (a 64K-element block at one warp: LLVM and ptxas unroll
 it), and nothing else bounds a CI job. Triton's autotuner pays the same at first use, so a config
@@ -13,13 +13,21 @@ How it is enforced, in the worker only (a signal there ends that compile and not
   that death from a crash by the time it took (``ran_out``).
 ``OverBudget`` derives from BaseException so that no ``except Exception`` inside Triton turns it
 into a compile error.
+
+Memory: the address-space limit (``RLIMIT_AS``) of the worker, which ``ptxas`` inherits, so that
+two ``ptxas`` at 7-8 GB each cannot take a CI runner down. A compile that meets it fails to
+allocate: ``ptxas`` says so in its log, Python raises MemoryError (``out_of_memory`` reads both);
+LLVM aborts, which the pool reports as a crash. A worker's own address space is about 0.45 GB.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 from collections.abc import Iterator
+
+from autotune_rewrite.evidence import CompileBudget as Budget
 
 BACKSTOP_FACTOR = 2  # the CPU-time limit, in budgets: a stage in C++ that never returns to Python
 
@@ -31,9 +39,34 @@ class OverBudget(BaseException):
 
 
 @contextlib.contextmanager
-def limited(budget_s: float | None) -> Iterator[None]:
-    """Within the block, this process's compile is stopped at ``budget_s`` seconds (None: not
-    limited). For worker processes only: it takes over SIGALRM and the CPU-time limit."""
+def limited(budget: Budget | None) -> Iterator[None]:
+    """Within the block, this process's compile is stopped at ``budget.seconds`` and its address
+    space (and its children's) capped at ``budget.memory_mb``. For worker processes only: it
+    takes over SIGALRM, the CPU-time and the address-space limits."""
+    with _memory_capped(budget.memory_mb if budget else None), _timed(budget.seconds if budget else None):
+        yield
+
+
+@contextlib.contextmanager
+def _memory_capped(memory_mb: int | None) -> Iterator[None]:
+    import resource
+
+    if not memory_mb:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = memory_mb * 2**20
+    if hard != resource.RLIM_INFINITY and cap > hard:
+        cap = hard
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@contextlib.contextmanager
+def _timed(budget_s: float | None) -> Iterator[None]:
     if not budget_s or budget_s <= 0:
         yield
         return
@@ -57,6 +90,16 @@ def limited(budget_s: float | None) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+# What an allocation that met the address-space limit leaves in a compiler message: ptxas's own
+# words, C++'s and the C library's.
+_NO_MEMORY = re.compile(r"Memory allocation failure|out of memory|std::bad_alloc|Cannot allocate memory", re.I)
+
+
+def out_of_memory(exc: BaseException, message: str) -> bool:
+    """Whether a failed compile ran out of memory (under the memory budget) rather than failing."""
+    return isinstance(exc, MemoryError) or bool(_NO_MEMORY.search(message))
+
+
 def ran_out(seconds: float, budget_s: float | None) -> bool:
     """Whether a worker that died after ``seconds`` on a job with ``budget_s`` hit the budget's
     backstop rather than crashing (it cannot have been the backstop before the budget)."""
@@ -67,4 +110,9 @@ def over_budget_message(budget_s: float) -> str:
     return f"its compile ran past the {budget_s:g} s time budget (--compile-timeout raises it)"
 
 
-__all__ = ["BACKSTOP_FACTOR", "OverBudget", "limited", "over_budget_message", "ran_out"]
+def over_memory_message(memory_mb: int) -> str:
+    return f"its compile ran out of the {memory_mb:,} MB memory budget (check.compile_memory raises it)"
+
+
+__all__ = ["BACKSTOP_FACTOR", "Budget", "OverBudget", "limited", "out_of_memory", "over_budget_message",
+           "over_memory_message", "ran_out"]

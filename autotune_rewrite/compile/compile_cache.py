@@ -106,11 +106,14 @@ def serves_stopped(shared_bytes: object, job: CompileJob) -> bool:
             and shared_bytes > job.stop_smem_above)
 
 
-def serves_over_budget(budget_s: object, job: CompileJob) -> bool:
-    """Whether an outcome stopped at ``budget_s`` answers ``job``: a job with no larger budget
-    would stop too; a larger one (or none) compiles again."""
-    return (isinstance(budget_s, (int, float)) and job.time_budget_s is not None
-            and job.time_budget_s <= budget_s)
+def serves_over_budget(stored: object, job: CompileJob) -> bool:
+    """Whether an outcome stopped at the ``stored`` budget ([seconds, MB]) answers ``job``: a job
+    whose budget is nowhere larger would stop too; a larger one (or none) compiles again."""
+    if job.budget is None or not isinstance(stored, list) or len(stored) != 2:
+        return False
+    mine = (job.budget.seconds, job.budget.memory_mb)
+    # None is no limit: a job's limit is no larger when the stored one was none, or it is <= it.
+    return all(old is None or (new is not None and new <= old) for new, old in zip(mine, stored))
 
 
 class CompileCache:
@@ -128,7 +131,7 @@ class CompileCache:
             stopped = bool(data.get("stopped_early", False))
             if stopped and not serves_stopped(data["shared_bytes"], job):
                 return None
-            if data["error_kind"] == OVER_BUDGET and not serves_over_budget(data.get("budget_s"), job):
+            if data["error_kind"] == OVER_BUDGET and not serves_over_budget(data.get("budget"), job):
                 return None
             return CompileOutcome(job=job, cached=True, stopped_early=stopped, **{f: data[f] for f in _FIELDS})
         except (KeyError, TypeError, AttributeError):
@@ -139,6 +142,6 @@ class CompileCache:
         data = {"origin": outcome.job.bundle.origin}
         data.update({f: getattr(outcome, f) for f in _FIELDS})
         data["stopped_early"] = outcome.stopped_early
-        if outcome.error_kind == OVER_BUDGET:
-            data["budget_s"] = outcome.job.time_budget_s
+        if outcome.error_kind == OVER_BUDGET and outcome.job.budget is not None:
+            data["budget"] = [outcome.job.budget.seconds, outcome.job.budget.memory_mb]
         self.store.write_json(key, data)

@@ -106,8 +106,9 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
             return future.result(), False
         except BrokenProcessPool as exc:
             seconds = time.monotonic() - start
-            if budget.ran_out(seconds, job.time_budget_s):  # the CPU-time backstop ended a stage stuck in C++
-                return over_budget_outcome(job, job.time_budget_s, seconds), False
+            limit = job.budget.seconds if job.budget else None
+            if budget.ran_out(seconds, limit):  # the CPU-time backstop ended a stage stuck in C++
+                return over_budget_outcome(job, budget.over_budget_message(limit), seconds), False
             return _crashed(job, str(exc) or "worker died"), True
     except BaseException:
         _stop_now(pool)

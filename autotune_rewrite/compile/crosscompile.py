@@ -269,9 +269,10 @@ def _compile(job: CompileJob, fp_fusion: bool) -> tuple[Any, Any]:
     return fn, kernel
 
 
-def over_budget_outcome(job: CompileJob, budget_s: float, seconds: float) -> CompileOutcome:
-    """A compile stopped at its time budget: no numbers, and it proves nothing."""
-    return CompileOutcome.failed(job, budget.over_budget_message(budget_s), resources.triton_version(),
+def over_budget_outcome(job: CompileJob, message: str, seconds: float) -> CompileOutcome:
+    """A compile stopped at its time or memory budget (``message`` says which): no numbers, and it
+    proves nothing."""
+    return CompileOutcome.failed(job, message, resources.triton_version(),
                                  resources.ptxas_version(job.capability), seconds=seconds, kind=OVER_BUDGET)
 
 
@@ -302,12 +303,12 @@ def compile_job(
         failure: Exception | None = None
         with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
-                with budget.limited(job.time_budget_s if enforce_budget else None):
+                with budget.limited(job.budget if enforce_budget else None):
                     with early_smem.stopping_hook(job.stop_smem_above):
                         _, kernel = _compile(job, fusion)
                     usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
             except budget.OverBudget as over:
-                return over_budget_outcome(job, over.budget_s, time.perf_counter() - start)
+                return over_budget_outcome(job, budget.over_budget_message(over.budget_s), time.perf_counter() - start)
             except early_smem.StoppedAtSmem as stop:  # over the limit: LLVM and ptxas would add nothing
                 stopped = stop.found
             except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict
@@ -318,6 +319,9 @@ def compile_job(
                                   seconds=time.perf_counter() - start, stopped_early=True)
         if failure is not None:
             message = one_line(failure, printed.getvalue())
+            memory = job.budget.memory_mb if job.budget and enforce_budget else None
+            if memory and budget.out_of_memory(failure, f"{failure}\n{printed.getvalue()}"):
+                return over_budget_outcome(job, budget.over_memory_message(memory), time.perf_counter() - start)
             where = user_position(failure, job.bundle)
             if where is not None:  # the bundle's "(at 3:11)" means nothing to the user
                 message = re.sub(r" \(at \d+:\d+\)$", "", message)

@@ -79,7 +79,7 @@ def verdict_text(v: ConfigVerdict) -> str:
 
 def _short_verdict(v: ConfigVerdict) -> str:
     if v.outcome.error is not None:
-        return "compiler crashed" if v.crashed else "over time budget" if v.over_budget else "compile error"
+        return "compiler crashed" if v.crashed else "over budget" if v.over_budget else "compile error"
     limiter = v.occupancy.limiter if v.occupancy else "?"
     return f"cannot launch ({limiter})"
 
@@ -241,7 +241,7 @@ def _print_slowest(result: CheckResult) -> None:
                   "kernel's first use):", markup=False)
     for c in slow:
         spec = f" [{c.spec}]" if c.spec and c.spec != "default" else ""
-        stop = " (stopped at the time budget)" if c.over_budget else ""
+        stop = " (stopped at its budget)" if c.over_budget else ""
         console.print(f"  {c.seconds:6.1f} s  {c.kernel}{spec} {c.config} on {c.arch}{stop}", markup=False)
 
 
@@ -311,7 +311,7 @@ def summary(result: CheckResult, strict: bool = False) -> str:
     depending = len(result.depending)
     return (f"{judged_line(result.report(strict))}. {len(verdicts)} config x target verdict(s) on {targets}: "
             f"{bad} cannot launch" + (f" ({depending} config x target depend on an assumed value)" if depending else "")
-            + (f"; {unknown} not known (compile over its time budget)" if unknown else "")
+            + (f"; {unknown} not known (compile over its time or memory budget)" if unknown else "")
             + f"; {result.compiled} compiled, {result.cached} from cache, {result.seconds:.1f} s")
 
 

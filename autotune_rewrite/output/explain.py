@@ -29,8 +29,7 @@ def refusal(r) -> str:
 
 @refusal.register
 def _(r: cf.CompileOverBudget) -> str:
-    return (f"not known: its compile ran past the {r.budget_s:g} s time budget (stopped after {r.seconds:.0f} s; "
-            "the autotuner pays this at first use; --compile-timeout raises the budget)")
+    return f"not known: {r.message} (stopped after {r.seconds:.0f} s; the autotuner pays this at first use)"
 
 
 @refusal.register

@@ -66,9 +66,8 @@ def _(f: rf.KeptForSpec) -> str:
 @fact.register
 def _(f: rf.KeptNotKnown) -> str:
     where = ", ".join(f"{spec} on {arch}" for spec, arch, _ in f.over_budget)
-    budget = max(b for _, _, b in f.over_budget)
-    return (f"keep {f.config.label()}: its compile ran past the {budget:g} s time budget ({where}), so whether it "
-            "launches there is not known (--compile-timeout raises the budget)")
+    return (f"keep {f.config.label()}: {f.over_budget[0][2]} ({where}), so whether it launches there is not "
+            "known")
 
 
 @fact.register

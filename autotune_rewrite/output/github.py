@@ -50,7 +50,7 @@ def check_github(result: CheckResult, strict: bool = False) -> str:
             spec = f", spec {report.spec.name}" if report.spec is not None else ""
             if not v.known:
                 title = (f"{site.kernel}: the compiler crashed on {v.arch} (nothing proved)" if v.crashed else
-                         f"{site.kernel}: compile over its time budget on {v.arch} (nothing proved)")
+                         f"{site.kernel}: compile over its time or memory budget on {v.arch} (nothing proved)")
                 msg = f"{v.config.label()}: {verdict_text(v)} ({versions}{spec})"
                 lines.append(f"::warning {where},title={_gh_escape(title, True)}::{_gh_escape(msg)}")
             elif not v.launchable:

@@ -77,11 +77,11 @@ class KeptForSpec:
 
 @dataclass(frozen=True)
 class KeptNotKnown:
-    """A config whose compile ran past its time budget for some (spec, target): whether it
-    launches there is not known, so no variant drops it for that, and none picks it."""
+    """A config whose compile ran past its time or memory budget for some (spec, target): whether
+    it launches there is not known, so no variant drops it for that, and none picks it."""
 
     config: ConfigValue
-    over_budget: tuple[tuple[str, str, float], ...]  # (spec, arch, budget seconds)
+    over_budget: tuple[tuple[str, str, str], ...]  # (spec, arch, which budget in words)
     kind: str = field(default="kept_not_known", init=False)
 
 

@@ -146,8 +146,8 @@ def decide(
             continue
         if any(e.verdict.over_budget for e in ev):  # not known there: never dropped for it, never chosen
             retained.append(p)
-            partial.append(KeptNotKnown(c, tuple((e.spec, e.verdict.arch, e.verdict.outcome.job.time_budget_s or
-                                                  e.verdict.outcome.seconds) for e in ev if e.verdict.over_budget)))
+            partial.append(KeptNotKnown(c, tuple((e.spec, e.verdict.arch, e.verdict.outcome.error)
+                                                 for e in ev if e.verdict.over_budget)))
             continue
         dead = dead_targets(ev, targets)
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:

@@ -127,6 +127,19 @@ def _scheduler_address(value: Any, where: Where) -> str:
 # A compile's time budget (``compile/budget``): ~10x the slowest config of the corpus's kernels
 # (14 s on 2 cores), so a normal compile never meets it and one config cannot hang a CI job.
 DEFAULT_COMPILE_TIMEOUT_S = 120.0
+# A compile's memory budget, as its address space (``RLIMIT_AS``; ``ptxas`` has its own): a worker
+# is ~0.45 GB, ptxas for the corpus's configs under 0.5 GB; two at 7-8 GB took a 2-core runner's 23 GB.
+DEFAULT_COMPILE_MEMORY_MB = 4096
+
+
+def _megabytes(value: Any, where: Where) -> int | None:
+    """Megabytes > 0, or "none" (no limit)."""
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise where.error(f"= {value!r} is not a memory budget; write megabytes, e.g. compile_memory = 8192, "
+                          "or \"none\" for no limit")
+    return value
 
 
 def _seconds(value: Any, where: Where) -> float | None:
@@ -212,6 +225,10 @@ class CheckTable:
         _seconds, "float or str", f"seconds one config's compile may take on the local pool (default "
         f"{DEFAULT_COMPILE_TIMEOUT_S:g}; \"none\": no limit): past it the config is not known, reported with the "
         "time it reached, and the kernel is judged on its other configs (`--compile-timeout` overrides)"))
+    compile_memory: int | None = field(default=DEFAULT_COMPILE_MEMORY_MB, metadata=key(
+        _megabytes, "int or str", f"megabytes of address space one config's compile (and its ptxas) may take on the "
+        f"local pool (default {DEFAULT_COMPILE_MEMORY_MB}; \"none\": no limit): a compile that runs out is not "
+        "known, as over the time budget"))
 
 
 @dataclass(frozen=True)
