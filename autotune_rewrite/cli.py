@@ -26,6 +26,7 @@ from autotune_rewrite.cli_common import (
     CheckFormat,
     Color,
     ColorOption,
+    CompileMemoryOption,
     CompileTimeoutOption,
     Command,
     DiffFormat,
@@ -133,6 +134,7 @@ def check(
     address: AddressOption = None,
     fallback: FallbackOption = None,
     compile_timeout: CompileTimeoutOption = None,
+    compile_memory: CompileMemoryOption = None,
     full: bool = typer.Option(False, "--full", help="Compile every config to the cubin. By default a config whose shared memory is over the limit of every target stops there (registers not compiled: cannot launch)."),
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
@@ -150,7 +152,7 @@ def check(
                                use_cache=not no_cache, progress=progress, assume=values, exact=exact,
                                changed_since=changed_since, on_report=check_out.print_kernel if streamed else None,
                                env=env_values(env), executor=executor, address=address, fallback=fallback,
-                               full=full, compile_timeout=compile_timeout)
+                               full=full, compile_timeout=compile_timeout, compile_memory=compile_memory)
     except UserError as err:
         raise fail(err)
     except Exception as exc:  # noqa: BLE001
@@ -193,6 +195,7 @@ def diff(
     address: AddressOption = None,
     fallback: FallbackOption = None,
     compile_timeout: CompileTimeoutOption = None,
+    compile_memory: CompileMemoryOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
     """Show a variant's rewrite as a git-style diff on stdout (nothing is written; `git apply` takes it)."""
@@ -209,7 +212,7 @@ def diff(
                                workers=jobs, assume_dtype=assume_dtype, progress=progress, assume=values,
                                exact=exact, changed_since=changed_since,
                                allow_unseen_launches=allow_unseen, env=env_values(env),
-                               executor=(executor, address, fallback, compile_timeout),
+                               executor=(executor, address, fallback, compile_timeout, compile_memory),
                                inline_configs=inline_configs)
     except UserError as err:
         raise fail(err)

@@ -68,6 +68,10 @@ CompileTimeoutOption = Annotated[Optional[str], typer.Option(
     help="Seconds one config's compile may take on the local pool (default 120, or the settings' check table; "
          "none = no limit). Past it the config is not known, reported with the time reached; the kernel is "
          "judged on its other configs.")]
+CompileMemoryOption = Annotated[Optional[str], typer.Option(
+    "--compile-memory", metavar="MB",
+    help="Megabytes of address space one config's compile (and its ptxas) may take on the local pool (default "
+         "4096, or the settings' check table; none = no limit). A compile that runs out is not known.")]
 InlineOption = Annotated[Optional[bool], typer.Option(
     "--inline-configs/--no-inline-configs", show_default=False,
     help="Where no exact edit of the list the configs are written in exists (a generator, a list shared "

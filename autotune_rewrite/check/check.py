@@ -120,6 +120,7 @@ def check(
     fallback: str | None = None,
     full: bool = False,
     compile_timeout: str | None = None,
+    compile_memory: str | None = None,
 ) -> CheckResult:
     """The ``check`` command: scan ``root``, resolve launch specs, compile, apply occupancy rules.
 
@@ -134,14 +135,15 @@ def check(
     ref and the working tree (``changed``); a ref that names no commit is a UserError. ``full``:
     compile every config to the cubin; by default a config whose shared memory is over every
     judged target's limit stops there (``early_smem``: registers not compiled, cannot launch).
-    ``compile_timeout``: ``--compile-timeout`` over the settings (seconds, or "none")."""
+    ``compile_timeout`` / ``compile_memory``: ``--compile-timeout`` / ``--compile-memory`` over the
+    settings (seconds / megabytes, or "none")."""
     start = time.perf_counter()
     path = Path(root)
     if not path.exists():
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback, compile_timeout)
+    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback, compile_timeout, compile_memory)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file

@@ -14,6 +14,32 @@ from autotune_rewrite.evidence import KernelReport
 
 SLOW_COMPILE_S = 10.0  # listed from here: ~5x a typical config's compile on one core
 LISTED = 5
+# Triton 3.6's autotuner times each config with do_bench(warmup=25 ms, rep=100 ms), once per value
+# of its key; a config that cannot launch is timed as inf at once.
+BENCH_S_PER_CONFIG = 0.125
+
+
+@dataclass(frozen=True)
+class FirstUse:
+    """What the autotuner pays on one target at a kernel's first use (per key value for the
+    benchmark): every config compiled, the launchable ones timed."""
+
+    arch: str
+    configs: int
+    compile_s: float  # the compiles' own seconds here (a GPU host's are of the same order)
+    bench_s: float
+    at_least: bool  # some compiles stopped early here (at their SMEM), so the autotuner's take longer
+
+
+def first_use(report: KernelReport) -> tuple[FirstUse, ...]:
+    """Per target, what the autotuner pays at the first use of ``report``'s kernel."""
+    by_arch: dict[str, list] = {}
+    for v in report.verdicts:
+        by_arch.setdefault(v.arch, []).append(v)
+    return tuple(FirstUse(arch, len(vs), round(sum(v.outcome.seconds for v in vs), 2),
+                          round(BENCH_S_PER_CONFIG * sum(1 for v in vs if v.launchable), 3),
+                          any(v.outcome.stopped_early or v.over_budget for v in vs))
+                 for arch, vs in by_arch.items())
 
 
 @dataclass(frozen=True)
@@ -35,4 +61,4 @@ def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S, n: 
     return tuple(sorted(found, key=lambda c: -c.seconds)[:n])
 
 
-__all__ = ["LISTED", "SLOW_COMPILE_S", "SlowCompile", "slowest"]
+__all__ = ["BENCH_S_PER_CONFIG", "FirstUse", "LISTED", "SLOW_COMPILE_S", "SlowCompile", "first_use", "slowest"]

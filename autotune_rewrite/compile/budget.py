@@ -17,7 +17,8 @@ into a compile error.
 Memory: the address-space limit (``RLIMIT_AS``) of the worker, which ``ptxas`` inherits, so that
 two ``ptxas`` at 7-8 GB each cannot take a CI runner down. A compile that meets it fails to
 allocate: ``ptxas`` says so in its log, Python raises MemoryError (``out_of_memory`` reads both);
-LLVM aborts, which the pool reports as a crash. A worker's own address space is about 0.45 GB.
+LLVM aborts, which the pool reports as a crash. A worker's own address space is about 0.45 GB; a
+budget below what the worker already maps is over at once.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ BACKSTOP_FACTOR = 2  # the CPU-time limit, in budgets: a stage in C++ that never
 
 
 class OverBudget(BaseException):
-    def __init__(self, budget_s: float):
-        super().__init__(f"over the {budget_s:g} s compile time budget")
-        self.budget_s = budget_s
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message  # which budget, in words (``over_budget_message``, ``over_memory_message``)
 
 
 @contextlib.contextmanager
@@ -54,6 +55,8 @@ def _memory_capped(memory_mb: int | None) -> Iterator[None]:
     if not memory_mb:
         yield
         return
+    if _address_space() > memory_mb * 2**20:  # already over: no allocation of the compile could succeed
+        raise OverBudget(over_memory_message(memory_mb))
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     cap = memory_mb * 2**20
     if hard != resource.RLIM_INFINITY and cap > hard:
@@ -73,7 +76,7 @@ def _timed(budget_s: float | None) -> Iterator[None]:
     import resource
 
     def expire(signum, frame) -> None:
-        raise OverBudget(budget_s)
+        raise OverBudget(over_budget_message(budget_s))
 
     before = signal.signal(signal.SIGALRM, expire)
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -90,6 +93,17 @@ def _timed(budget_s: float | None) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def _address_space() -> int:
+    """This process's address space in bytes (0 where /proc is not there)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 # What an allocation that met the address-space limit leaves in a compiler message: ptxas's own
 # words, C++'s and the C library's.
 _NO_MEMORY = re.compile(r"Memory allocation failure|out of memory|std::bad_alloc|Cannot allocate memory", re.I)
@@ -97,7 +111,7 @@ _NO_MEMORY = re.compile(r"Memory allocation failure|out of memory|std::bad_alloc
 
 def out_of_memory(exc: BaseException, message: str) -> bool:
     """Whether a failed compile ran out of memory (under the memory budget) rather than failing."""
-    return isinstance(exc, MemoryError) or bool(_NO_MEMORY.search(message))
+    return isinstance(exc, MemoryError) or bool(_NO_MEMORY.search(f"{exc}\n{message}"))
 
 
 def ran_out(seconds: float, budget_s: float | None) -> bool:
@@ -111,7 +125,7 @@ def over_budget_message(budget_s: float) -> str:
 
 
 def over_memory_message(memory_mb: int) -> str:
-    return f"its compile ran out of the {memory_mb:,} MB memory budget (check.compile_memory raises it)"
+    return f"its compile ran out of the {memory_mb:,} MB memory budget (--compile-memory raises it)"
 
 
 __all__ = ["BACKSTOP_FACTOR", "Budget", "OverBudget", "limited", "out_of_memory", "over_budget_message",

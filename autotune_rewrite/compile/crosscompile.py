@@ -308,7 +308,7 @@ def compile_job(
                         _, kernel = _compile(job, fusion)
                     usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
             except budget.OverBudget as over:
-                return over_budget_outcome(job, budget.over_budget_message(over.budget_s), time.perf_counter() - start)
+                return over_budget_outcome(job, over.message, time.perf_counter() - start)
             except early_smem.StoppedAtSmem as stop:  # over the limit: LLVM and ptxas would add nothing
                 stopped = stop.found
             except Exception as exc:  # noqa: BLE001 - every compiler failure becomes a verdict
@@ -320,7 +320,7 @@ def compile_job(
         if failure is not None:
             message = one_line(failure, printed.getvalue())
             memory = job.budget.memory_mb if job.budget and enforce_budget else None
-            if memory and budget.out_of_memory(failure, f"{failure}\n{printed.getvalue()}"):
+            if memory and budget.out_of_memory(failure, printed.getvalue()):
                 return over_budget_outcome(job, budget.over_memory_message(memory), time.perf_counter() - start)
             where = user_position(failure, job.bundle)
             if where is not None:  # the bundle's "(at 3:11)" means nothing to the user

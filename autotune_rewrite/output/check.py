@@ -20,7 +20,9 @@ JSON (``schema_version`` 1; keys are only ever added)::
                   "smem_models": {arch: model | null}, "largest_fit": {arch: text},
                   "largest_fits": [{"kind", "arch", "param", "value", "held", "predicted_bytes",
                                     "limit"}],
-                  "notes": [text], "note_facts": [{"kind", ...}]}],
+                  "notes": [text], "note_facts": [{"kind", ...}],
+                  "first_use": [{"arch", "configs", "compile_s", "bench_s", "at_least"}]: what the
+                  autotuner pays at the kernel's first use (compiles here; do_bench per key value)}],
      "errors": [{"path", "message"}],
      "depends": [{"kernel", "spec_family", "config", "arch", "names", "launches_at": [{name: value}],
                   "cannot_at": [{"values": {name: value}, "reason", "shared_bytes"}], "message"}],
@@ -155,6 +157,7 @@ def _report_json(report: KernelReport) -> dict:
         "largest_fits": [to_jsonable(f) for f in report.largest_fit],
         "notes": [explain.note(n) for n in report.notes],
         "note_facts": [to_jsonable(n) for n in report.notes],
+        "first_use": [to_jsonable(f) for f in compile_cost.first_use(report)],
     }
 
 
@@ -292,6 +295,11 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
                 console.print(f"  [red]x[/] {esc(v.config.label())}: {esc(verdict_text(v))}")
         model = _model_line(dict(report.smem_models).get(target.arch.name))
         console.print(f"  SMEM model ({target.arch.name}): {esc(model or 'not determined from the compiled points')}")
+        cost = next((f for f in compile_cost.first_use(report) if f.arch == target.arch.name), None)
+        if cost is not None and cost.compile_s >= compile_cost.SLOW_COMPILE_S:
+            console.print(f"  autotuning at first use ({target.arch.name}): {cost.configs} compiles, "
+                          f"{'at least ' if cost.at_least else ''}{cost.compile_s:.1f} s here, then "
+                          f"{cost.bench_s:.2f} s of benchmarks per key value", markup=False)
         fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
         if fit:
             console.print(f"  largest fitting tile ({target.arch.name}, "

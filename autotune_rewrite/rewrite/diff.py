@@ -96,7 +96,7 @@ def run_rewrites(
     changed_since: str | None = None,
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
-    executor: tuple[str | None, ...] = (None, None, None, None),
+    executor: tuple[str | None, ...] = (None, None, None, None, None),
     inline_configs: bool | None = None,
 ) -> RewriteRun:
     """Decide and rewrite every autotuned kernel under ``path`` (or ``kernel``) for ``variant``.
@@ -116,7 +116,7 @@ def run_rewrites(
     from autotune_rewrite.settings import load_settings
 
     path = Path(path)
-    settings = load_settings(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback, --compile-timeout)
+    settings = load_settings(path).with_env(env).with_executor(*executor)  # (--executor, --address, --fallback, --compile-timeout, --compile-memory)
     edges = bucket.parse_buckets(buckets if buckets is not None else (settings.variants.buckets or bucket.DEFAULT_BUCKETS))
     inline = settings.variants.inline_configs if inline_configs is None else inline_configs
     result = check_stage.check(path, kernel=kernel, archs=archs, workers=workers, assume_dtype=assume_dtype,

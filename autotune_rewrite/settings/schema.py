@@ -228,7 +228,7 @@ class CheckTable:
     compile_memory: int | None = field(default=DEFAULT_COMPILE_MEMORY_MB, metadata=key(
         _megabytes, "int or str", f"megabytes of address space one config's compile (and its ptxas) may take on the "
         f"local pool (default {DEFAULT_COMPILE_MEMORY_MB}; \"none\": no limit): a compile that runs out is not "
-        "known, as over the time budget"))
+        "known, as over the time budget (`--compile-memory` overrides)"))
 
 
 @dataclass(frozen=True)
@@ -289,9 +289,9 @@ class Settings:
         return replace(self, arch=tuple(arch)) if arch else self
 
     def with_executor(self, executor: str | None, address: str | None, fallback: str | None,
-                      compile_timeout: str | None = None) -> "Settings":
-        """``--executor`` / ``--address`` / ``--fallback`` / ``--compile-timeout`` over the file's
-        ``check`` table."""
+                      compile_timeout: str | None = None, compile_memory: str | None = None) -> "Settings":
+        """``--executor`` / ``--address`` / ``--fallback`` / ``--compile-timeout`` /
+        ``--compile-memory`` over the file's ``check`` table."""
         where = Where("command line", "")
         table = self.check
         if executor is not None:
@@ -302,6 +302,9 @@ class Settings:
             table = replace(table, fallback=_one_of("none", "local")(fallback, where.at("--fallback")))
         if compile_timeout is not None:
             table = replace(table, compile_timeout=_seconds(compile_timeout, where.at("--compile-timeout")))
+        if compile_memory is not None:
+            megabytes = int(compile_memory) if compile_memory.strip().isdigit() else compile_memory
+            table = replace(table, compile_memory=_megabytes(megabytes, where.at("--compile-memory")))
         return replace(self, check=table)
 
     def farm(self):
