@@ -171,3 +171,40 @@ def test_check_passes_a_config_that_only_an_assumed_value_kills_and_lists_it_as_
     # The prune drops nothing: the config launches for a head dim the wrapper allows.
     diff = cli_process.run(["diff", "--variant", "prune", "--check", "."], cwd=root, env=env, timeout=900)
     assert diff.returncode == 0 and diff.stdout == "", (diff.stdout, diff.stderr)
+
+
+# --------------------------------------------------------------------------- flags at both ends
+FLAGGED = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
+@triton.jit
+def k(x_ptr, b_ptr, n, HAS_BIAS: tl.constexpr, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    if HAS_BIAS:
+        x += tl.load(b_ptr + offs)
+    if EVEN:
+        x = x * 2
+    tl.store(x_ptr + offs, x)
+'''
+
+
+def test_assumed_flags_are_judged_on_and_off_as_one_family(tmp_path):
+    from package_fixture import one_site
+
+    wrapper = ("from pkg.kernels import k\n\n\ndef run(x, b, n):\n"
+               "    k[(1,)](x, b, n, HAS_BIAS=b is not None, EVEN=n % 64 == 0)\n")
+    site = one_site(tmp_path, FLAGGED, wrapper)
+    res = launch_spec.resolve_specs(site, kernel_source=FLAGGED)
+    on, off = res.specs
+    assert (dict(on.constexprs)["HAS_BIAS"], dict(off.constexprs)["HAS_BIAS"]) == (True, False)
+    assert on.family == off.family == "default" and off.name.endswith("=False")
+    (key, value), = off.ranged
+    assert value is False and set(key.split("/")) <= {"HAS_BIAS", "EVEN"} and "HAS_BIAS" in key
+    (why,) = [a.source for a in off.assumptions if a.parameter == "HAS_BIAS"]
+    assert "the other end of its range" in why
+    # --exact assumes no flag: nothing to range over.
+    assert all(not s.family for s in launch_spec.resolve_specs(site, kernel_source=FLAGGED, exact=True).specs)

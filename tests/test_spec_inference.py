@@ -768,9 +768,12 @@ def test_a_tile_clamped_by_a_branch_of_literals_is_judged_up_to_the_largest(tmp_
 def test_assumed_flags_obey_the_kernels_static_assert_and_size_guards_are_off(tmp_path):
     (tmp_path / "f.py").write_text(RULED_FLAGS)
     (site,) = scan(tmp_path, jobs=1).sites
-    (spec,) = launch_spec.resolve_specs(site, kernel_source=RULED_FLAGS).specs
+    spec, twin = launch_spec.resolve_specs(site, kernel_source=RULED_FLAGS).specs
     consts = dict(spec.constexprs)
     assert (consts["SCATTER"], consts["TMA_STORE"]) == (True, False)  # both on breaks the static_assert
+    # The other end of SCATTER's range: all assumed flags off, one family with the first.
+    assert (dict(twin.constexprs)["SCATTER"], twin.family, twin.ranged) == (False, "default", (("SCATTER", False),))
+    assert spec.ranged == (("SCATTER", True),)
     (why,) = [a.source for a in spec.assumptions if a.parameter == "TMA_STORE"]
     assert "static_assert(not (SCATTER and TMA_STORE))" in why
     assert consts["BIAS"] is False  # x.numel() > 2**31 - 1: 64-bit indexing off at serving sizes
@@ -867,7 +870,7 @@ def rows(x: torch.Tensor, out: torch.Tensor, scaled: bool):
 def test_arguments_after_a_star_bind_from_the_end_when_no_parameter_has_a_default(tmp_path):
     site = one_site(tmp_path, STAR_KERNEL, STAR_WRAPPER)
     res = launch_spec.resolve_specs(site, kernel_source=STAR_KERNEL)
-    (spec,) = res.specs
+    spec = res.specs[0]  # (``scaled is True`` is a flag: its off end is the second spec)
     assert dict(spec.constexprs)["D"] == 32  # the last argument is the last parameter no config sets
     assert dict(spec.types)["x_ptr"].startswith("*")  # before the first star: by position, as ever
     # With a default on one of the parameters, where the tail ends is not known: D is not bound.

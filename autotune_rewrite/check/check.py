@@ -28,7 +28,9 @@ from typing import Any
 from autotune_rewrite import cache_admin, stopwatch
 from autotune_rewrite.spec import launch_spec
 from autotune_rewrite.isolate.bundle_cache import KernelLoadError
-from autotune_rewrite.evidence import CompileBudget, ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report
+from autotune_rewrite.evidence import (
+    CompileBudget, ConfigVerdict, KernelBundle, KernelReport, LaunchSpec, skipped_report,
+)
 from autotune_rewrite.check.assume import assume_table, unused_assume_names
 from autotune_rewrite.check.check_result import CheckResult, RunInfo
 from autotune_rewrite.check.plans import (  # noqa: F401  (build_jobs, verdict: part of check's API)
@@ -143,7 +145,8 @@ def check(
         raise UserError(f"{root}: no such file or folder; pass a checkout, folder or .py file")
     # A file or subfolder is checked from its project root so its paths (and the settings' keys)
     # read as they do when the whole checkout is checked.
-    settings = (settings or load_settings(path)).with_env(env).with_executor(executor, address, fallback, compile_timeout, compile_memory)
+    settings = (settings or load_settings(path)).with_env(env).with_executor(
+        executor, address, fallback, compile_timeout, compile_memory)
     base = Path(settings.root)
     cache_limit, _ = cache_admin.limit_in_force(settings.cache.max_size, settings.where().file)
     settings_file = settings.where().file

@@ -52,7 +52,8 @@ class SlowCompile:
     over_budget: bool  # stopped at its budget: it would take longer still
 
 
-def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S, n: int = LISTED) -> tuple[SlowCompile, ...]:
+def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S,
+            n: int = LISTED) -> tuple[SlowCompile, ...]:
     """The ``n`` slowest compiles of at least ``over_s`` seconds, slowest first (one per
     kernel x spec x config x target)."""
     found = [SlowCompile(r.site.ident, r.spec.name if r.spec else "", v.config.label(), v.arch, v.outcome.seconds,

@@ -40,7 +40,8 @@ from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params, mask_pointer_params,
 )
 from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
-from autotune_rewrite.spec.shape_sweep import specs_per_draft, sweep_shapes
+from autotune_rewrite.spec import flag_ranges
+from autotune_rewrite.spec.shape_sweep import SWEEP_COMPILES, specs_per_draft, sweep_shapes
 from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import LaunchSpec
@@ -149,6 +150,9 @@ def resolve_specs(
         tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims))
         limit = specs_per_draft(len(drafts), len(site.configs or ()))
         drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles, limit)]
+        # Assumed flags at both ends of their range, where twice the specs fit the sweep budget.
+        if 2 * len(drafts) * max(1, len(site.configs or ())) <= SWEEP_COMPILES:
+            drafts = [d for draft in drafts for d in flag_ranges.both_ends(ctx, draft)]
     for d in drafts:
         cases.int8_operands(ctx, d, kernel_source)
         if exact:  # the configs' environment defaults are assumptions too: --exact makes none

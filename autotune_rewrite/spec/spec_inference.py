@@ -244,7 +244,8 @@ def distinct(drafts: Sequence[Draft]) -> list[Draft]:
     seen: dict[tuple, Draft] = {}
     for d in drafts:
         key = (tuple(sorted((n, s.type, repr(s.value), s.divisible) for n, s in d.params.items())),
-               tuple(d.lacking), tuple(sorted(d.stated_exprs.items())), repr(sorted(d.stated.items())))
+               tuple(d.lacking), tuple(sorted(d.stated_exprs.items())), repr(sorted(d.stated.items())),
+               repr(sorted(d.ranges.items())))
         seen.setdefault(key, d)
     return list(seen.values())
 
