@@ -70,7 +70,7 @@ CompileTimeoutOption = Annotated[Optional[str], typer.Option(
          "judged on its other configs.")]
 CompileMemoryOption = Annotated[Optional[str], typer.Option(
     "--compile-memory", metavar="MB",
-    help="Megabytes of address space one config's compile (and its ptxas) may take on the local pool (default "
+    help="Megabytes of memory one config's compile (and its ptxas) may take on the local pool (default "
          "4096, or the settings' check table; none = no limit). A compile that runs out is not known.")]
 InlineOption = Annotated[Optional[bool], typer.Option(
     "--inline-configs/--no-inline-configs", show_default=False,

@@ -14,11 +14,13 @@ How it is enforced, in the worker only (a signal there ends that compile and not
 ``OverBudget`` derives from BaseException so that no ``except Exception`` inside Triton turns it
 into a compile error.
 
-Memory: the address-space limit (``RLIMIT_AS``) of the worker, which ``ptxas`` inherits, so that
-two ``ptxas`` at 7-8 GB each cannot take a CI runner down. A compile that meets it fails to
-allocate: ``ptxas`` says so in its log, Python raises MemoryError (``out_of_memory`` reads both);
-LLVM aborts, which the pool reports as a crash. A worker's own address space is about 0.45 GB; a
-budget below what the worker already maps is over at once.
+Memory: the data limit (``RLIMIT_DATA``: heap and private writable mappings, what a compile
+really allocates) of the worker, which ``ptxas`` inherits, so that two ``ptxas`` at 7-8 GB each
+cannot take a CI runner down. Not the address-space limit: a parent with CUDA initialized (a
+library caller, ``bench``) reserves tens of GB of address space that forked workers inherit and
+never use. A compile that meets it fails to allocate: ``ptxas`` says so in its log, Python raises
+MemoryError (``out_of_memory`` reads both); LLVM aborts, which the pool reports as a crash. A
+budget below what the worker already holds is over at once.
 """
 
 from __future__ import annotations
@@ -55,17 +57,17 @@ def _memory_capped(memory_mb: int | None) -> Iterator[None]:
     if not memory_mb:
         yield
         return
-    if _address_space() > memory_mb * 2**20:  # already over: no allocation of the compile could succeed
+    if _data_size() > memory_mb * 2**20:  # already over: no allocation of the compile could succeed
         raise OverBudget(over_memory_message(memory_mb))
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     cap = memory_mb * 2**20
     if hard != resource.RLIM_INFINITY and cap > hard:
         cap = hard
-    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
     try:
         yield
     finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
 
 
 @contextlib.contextmanager
@@ -93,15 +95,16 @@ def _timed(budget_s: float | None) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _address_space() -> int:
-    """This process's address space in bytes (0 where /proc is not there)."""
-    import os
-
+def _data_size() -> int:
+    """What this process holds against ``RLIMIT_DATA``, in bytes (``VmData``; 0 where /proc is not there)."""
     try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        return 0
+        pass
+    return 0
 
 
 # What an allocation that met the address-space limit leaves in a compiler message: ptxas's own

@@ -127,8 +127,8 @@ def _scheduler_address(value: Any, where: Where) -> str:
 # A compile's time budget (``compile/budget``): ~10x the slowest config of the corpus's kernels
 # (14 s on 2 cores), so a normal compile never meets it and one config cannot hang a CI job.
 DEFAULT_COMPILE_TIMEOUT_S = 120.0
-# A compile's memory budget, as its address space (``RLIMIT_AS``; ``ptxas`` has its own): a worker
-# is ~0.45 GB, ptxas for the corpus's configs under 0.5 GB; two at 7-8 GB took a 2-core runner's 23 GB.
+# A compile's memory budget, as its data limit (``RLIMIT_DATA``; ``ptxas`` has its own): a worker
+# holds ~20 MB (Triton loaded), ptxas for the corpus's configs under 0.5 GB; two at 7-8 GB took a 2-core runner's 23 GB.
 DEFAULT_COMPILE_MEMORY_MB = 4096
 
 
@@ -226,7 +226,7 @@ class CheckTable:
         f"{DEFAULT_COMPILE_TIMEOUT_S:g}; \"none\": no limit): past it the config is not known, reported with the "
         "time it reached, and the kernel is judged on its other configs (`--compile-timeout` overrides)"))
     compile_memory: int | None = field(default=DEFAULT_COMPILE_MEMORY_MB, metadata=key(
-        _megabytes, "int or str", f"megabytes of address space one config's compile (and its ptxas) may take on the "
+        _megabytes, "int or str", f"megabytes of memory (heap and private mappings) one config's compile (and its ptxas) may take on the "
         f"local pool (default {DEFAULT_COMPILE_MEMORY_MB}; \"none\": no limit): a compile that runs out is not "
         "known, as over the time budget (`--compile-memory` overrides)"))
 
