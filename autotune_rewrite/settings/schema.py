@@ -128,7 +128,8 @@ def _scheduler_address(value: Any, where: Where) -> str:
 # (14 s on 2 cores), so a normal compile never meets it and one config cannot hang a CI job.
 DEFAULT_COMPILE_TIMEOUT_S = 120.0
 # A compile's memory budget, as its data limit (``RLIMIT_DATA``; ``ptxas`` has its own): a worker
-# holds ~20 MB (Triton loaded), ptxas for the corpus's configs under 0.5 GB; two at 7-8 GB took a 2-core runner's 23 GB.
+# holds ~20 MB (Triton loaded), ptxas for the corpus's configs under 0.5 GB; two ptxas at 7-8 GB
+# took a 2-core runner's 23 GB.
 DEFAULT_COMPILE_MEMORY_MB = 4096
 
 
@@ -226,8 +227,8 @@ class CheckTable:
         f"{DEFAULT_COMPILE_TIMEOUT_S:g}; \"none\": no limit): past it the config is not known, reported with the "
         "time it reached, and the kernel is judged on its other configs (`--compile-timeout` overrides)"))
     compile_memory: int | None = field(default=DEFAULT_COMPILE_MEMORY_MB, metadata=key(
-        _megabytes, "int or str", f"megabytes of memory (heap and private mappings) one config's compile (and its ptxas) may take on the "
-        f"local pool (default {DEFAULT_COMPILE_MEMORY_MB}; \"none\": no limit): a compile that runs out is not "
+        _megabytes, "int or str", f"megabytes of memory (heap and private mappings) one config's compile (and its "
+        f"ptxas) may take on the local pool (default {DEFAULT_COMPILE_MEMORY_MB}; \"none\": no limit): a compile that runs out is not "
         "known, as over the time budget (`--compile-memory` overrides)"))
 
 
