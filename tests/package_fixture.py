@@ -8,15 +8,20 @@ from pathlib import Path
 from autotune_rewrite.locate.scan import scan
 
 
-def one_site(root: Path, kernel: str, wrapper: str):
-    """Write the package under ``root`` and return its one autotune site."""
+def write_package(root: Path, kernel: str, wrapper: str) -> Path:
+    """Write the package under ``root``; returns ``root``."""
     pkg = root / "pkg"
     pkg.mkdir(parents=True, exist_ok=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "kernels.py").write_text(kernel)
     (pkg / "ops.py").write_text(wrapper)
-    (site,) = scan(root, jobs=1).sites
+    return root
+
+
+def one_site(root: Path, kernel: str, wrapper: str):
+    """Write the package under ``root`` and return its one autotune site."""
+    (site,) = scan(write_package(root, kernel, wrapper), jobs=1).sites
     return site
 
 
-__all__ = ["one_site"]
+__all__ = ["one_site", "write_package"]

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from package_fixture import one_site, write_package
 from sitebuilder import build_site
 from test_rewrite_transforms import KERNEL
 from test_rewrite_variants import _verdict
@@ -122,12 +123,7 @@ def proj(x, w):
 
 
 def _bounded_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "kernels.py").write_text(BOUNDED)
-    (root / "pkg" / "ops.py").write_text(BOUNDED_WRAPPER)
-    return root
+    return write_package(tmp_path / "repo", BOUNDED, BOUNDED_WRAPPER)
 
 
 def test_a_tile_bounded_by_min_is_judged_at_each_value_up_to_its_bound(tmp_path):
@@ -193,8 +189,6 @@ def k(x_ptr, b_ptr, n, HAS_BIAS: tl.constexpr, EVEN: tl.constexpr, BLOCK: tl.con
 
 
 def test_assumed_flags_are_judged_on_and_off_as_one_family(tmp_path):
-    from package_fixture import one_site
-
     wrapper = ("from pkg.kernels import k\n\n\ndef run(x, b, n):\n"
                "    k[(1,)](x, b, n, HAS_BIAS=b is not None, EVEN=n % 64 == 0)\n")
     site = one_site(tmp_path, FLAGGED, wrapper)

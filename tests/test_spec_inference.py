@@ -222,12 +222,17 @@ def h_kernel(x_ptr, g_ptr, n, EVEN: tl.constexpr, HAS_G: tl.constexpr, OPAQUE: t
 '''
 
 
-def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
+def _heuristic_site(root: Path, name: str, source: str):
+    """The one site of ``source`` written to ``root/name``, and its @triton.heuristics."""
     from autotune_rewrite.spec.heuristics import heuristics_of
 
-    (tmp_path / "h.py").write_text(HEURISTIC_KERNEL)
-    (site,) = scan(tmp_path, jobs=1).sites
-    hs = heuristics_of(tmp_path, site)
+    (root / name).write_text(source)
+    (site,) = scan(root, jobs=1).sites
+    return site, heuristics_of(root, site)
+
+
+def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
+    site, hs = _heuristic_site(tmp_path, "h.py", HEURISTIC_KERNEL)
     assert [h.name for h in hs] == ["EVEN", "HAS_G", "OPAQUE"]
     res = launch_spec.resolve_specs(site, kernel_source=HEURISTIC_KERNEL, heuristics=hs)
     (spec,) = res.specs
@@ -265,11 +270,8 @@ def g_kernel(x_ptr, n, scale, HAS_SCALE: tl.constexpr, ON_SM90: tl.constexpr, WI
 
 def test_a_heuristic_value_the_spec_gives_is_used_when_the_lambda_cannot_be_evaluated(tmp_path):
     from autotune_rewrite.settings.schema import SpecEntry
-    from autotune_rewrite.spec.heuristics import heuristics_of
 
-    (tmp_path / "g.py").write_text(GIVEN_HEURISTIC_KERNEL)
-    (site,) = scan(tmp_path, jobs=1).sites
-    hs = heuristics_of(tmp_path, site)
+    site, hs = _heuristic_site(tmp_path, "g.py", GIVEN_HEURISTIC_KERNEL)
     types = (("x_ptr", "*bf16"), ("n", "i32"), ("scale", "fp32"))
     captured = SpecEntry(kernel="g.py::g_kernel", types=types, constexprs=(("ON_SM90", True), ("WIDE", False)),
                          values=(("n", 4096),))
