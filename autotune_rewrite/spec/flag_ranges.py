@@ -37,11 +37,11 @@ def both_ends(ctx: Context, draft: Draft) -> list[Draft]:
     flags = assumed_on(draft)
     if ctx.exact or not flags:
         return [draft]
-    from autotune_rewrite.spec.param_uses import rule_holds
+    from autotune_rewrite.spec.param_uses import rule_holds, rule_names
 
     values = {n: s.value for n, s in draft.params.items() if isinstance(s.value, bool)}
     off = {**values, **dict.fromkeys(flags, False)}
-    if not all(rule_holds(r, off) for r in ctx.flag_rules if all(n in off for n in _names(r))):
+    if not all(rule_holds(r, off) for r in ctx.flag_rules if all(n in off for n in rule_names(r))):
         return [draft]
     key = "/".join(flags)
     family = draft.family or draft.name
@@ -55,12 +55,6 @@ def both_ends(ctx: Context, draft: Draft) -> list[Draft]:
         twin.params[n] = ParamSpec("constexpr", False, source="assumed", assumption=Assumption(
             n, "False", f"{was}assumed False, the other end of its range (one spec with it on, one off)"))
     return [on_draft, twin]
-
-
-def _names(rule: str) -> set[str]:
-    import ast
-
-    return {n.id for n in ast.walk(ast.parse(rule, mode="eval")) if isinstance(n, ast.Name)}
 
 
 __all__ = ["FEATURE_ON", "assumed_on", "both_ends"]

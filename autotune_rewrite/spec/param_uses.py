@@ -210,6 +210,11 @@ def _equals_literal(node: ast.AST) -> tuple[str, int | str] | None:
     return None
 
 
+def rule_names(rule: str) -> set[str]:
+    """The names a rule from ``flag_rules`` reads."""
+    return {n.id for n in ast.walk(ast.parse(rule, mode="eval")) if isinstance(n, ast.Name)}
+
+
 def rule_holds(rule: str, values: dict[str, bool]) -> bool:
     """``rule`` (from ``flag_rules``: only and/or/not over names and constants) on these values."""
     return bool(eval(compile(ast.parse(rule, mode="eval"), "<rule>", "eval"), {"__builtins__": {}}, values))
@@ -385,4 +390,4 @@ def _parents(fn: ast.AST) -> dict[int, ast.AST]:
 
 
 __all__ = ["arithmetic_only", "dtypes_of", "flag_rules", "flags_of", "modes_of", "required_values", "rule_holds",
-           "tile_extents"]
+           "rule_names", "tile_extents"]

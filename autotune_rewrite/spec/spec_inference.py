@@ -194,12 +194,12 @@ def _obey_flag_rules(ctx: Context, draft: Draft) -> None:
     """Flags assumed on must not break the kernel's own rules between them
     (``tl.static_assert(not (FUSE_SCATTER and TMA_STORE))``): keep as many on as the rules allow,
     the earlier parameters first."""
-    from autotune_rewrite.spec.param_uses import rule_holds
+    from autotune_rewrite.spec.param_uses import rule_holds, rule_names
 
     assumed = [n for n, spec in draft.params.items()
                if spec.assumption is not None and spec.assumption.source.startswith(FLAG_NOT_SET)]
     values = {n: spec.value for n, spec in draft.params.items() if isinstance(spec.value, bool)}
-    rules = [r for r in ctx.flag_rules if all(n in values for n in _rule_names(r))]
+    rules = [r for r in ctx.flag_rules if all(n in values for n in rule_names(r))]
     if not assumed or len(assumed) > 8 or not rules or all(rule_holds(r, values) for r in rules):
         return
     # Most flags on first; among those, the earlier parameters on.
@@ -212,12 +212,6 @@ def _obey_flag_rules(ctx: Context, draft: Draft) -> None:
                     draft.params[name] = ParamSpec("constexpr", False, source="assumed", assumption=Assumption(
                         name, "False", f"{FLAG_NOT_SET}: assumed False, as the kernel's {broken} rules out the others on"))
             return
-
-
-def _rule_names(rule: str) -> set[str]:
-    import ast
-
-    return {n.id for n in ast.walk(ast.parse(rule, mode="eval")) if isinstance(n, ast.Name)}
 
 
 def _from_source(p: KernelParam, passed: bool) -> ParamSpec | None:
