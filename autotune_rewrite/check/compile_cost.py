@@ -27,7 +27,7 @@ class FirstUse:
     arch: str
     configs: int
     compile_s: float  # the compiles' own seconds here (a GPU host's are of the same order)
-    bench_s: float
+    bench_s: float  # from Triton's do_bench defaults (``BENCH_S_PER_CONFIG``), not a measurement
     at_least: bool  # some compiles stopped early here (at their SMEM), so the autotuner's take longer
 
 

@@ -22,7 +22,8 @@ JSON (``schema_version`` 1; keys are only ever added)::
                                     "limit"}],
                   "notes": [text], "note_facts": [{"kind", ...}],
                   "first_use": [{"arch", "configs", "compile_s", "bench_s", "at_least"}]: what the
-                  autotuner pays at the kernel's first use (compiles here; do_bench per key value)}],
+                  autotuner pays at the kernel's first use (compile_s measured here; bench_s from
+                  do_bench's defaults, 25 + 100 ms per launchable config per key value)}],
      "errors": [{"path", "message"}],
      "depends": [{"kernel", "spec_family", "config", "arch", "names", "launches_at": [{name: value}],
                   "cannot_at": [{"values": {name: value}, "reason", "shared_bytes"}], "message"}],
@@ -299,7 +300,8 @@ def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
         if cost is not None and cost.compile_s >= compile_cost.SLOW_COMPILE_S:
             console.print(f"  autotuning at first use ({target.arch.name}): {cost.configs} compiles, "
                           f"{'at least ' if cost.at_least else ''}{cost.compile_s:.1f} s here, then "
-                          f"{cost.bench_s:.2f} s of benchmarks per key value", markup=False)
+                          f"~{cost.bench_s:.2f} s of do_bench per key value (Triton's 25 + 100 ms per launchable "
+                          "config, not measured)", markup=False)
         fit = explain.largest_fits(report.largest_fit).get(target.arch.name)
         if fit:
             console.print(f"  largest fitting tile ({target.arch.name}, "
