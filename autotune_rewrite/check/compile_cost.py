@@ -56,8 +56,8 @@ def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S,
             n: int = LISTED) -> tuple[SlowCompile, ...]:
     """The ``n`` slowest compiles of at least ``over_s`` seconds, slowest first (one per
     kernel x spec x config x target)."""
-    found = [SlowCompile(r.site.ident, r.spec.name if r.spec else "", v.config.label(), v.arch, v.outcome.seconds,
-                         v.over_budget)
+    found = [SlowCompile(r.site.ident, r.spec.name if r.spec else "", v.config.label(), v.arch,
+                         round(v.outcome.seconds, 2), v.over_budget)
              for r in reports for v in r.verdicts if v.outcome.seconds >= over_s]
     return tuple(sorted(found, key=lambda c: -c.seconds)[:n])
 

@@ -182,7 +182,7 @@ def check_json(result: CheckResult, strict: bool = False) -> str:
         "kernels": [_report_json(r) for r in result.reports],
         "errors": [{"path": e.path, "message": e.message} for e in result.errors],
         "depends": [depends_json(rv) for rv in result.depending],
-        "slowest_compiles": _slow_json(result),
+        "slowest_compiles": [to_jsonable(c) for c in compile_cost.slowest(result.reports)],
         "warnings": run_warnings(result),
         "compiled": result.compiled,
         "cached": result.cached,
@@ -247,11 +247,6 @@ def _print_slowest(result: CheckResult) -> None:
         spec = f" [{c.spec}]" if c.spec and c.spec != "default" else ""
         stop = " (stopped at its budget)" if c.over_budget else ""
         console.print(f"  {c.seconds:6.1f} s  {c.kernel}{spec} {c.config} on {c.arch}{stop}", markup=False)
-
-
-def _slow_json(result: CheckResult) -> list[dict]:
-    return [{"kernel": c.kernel, "spec": c.spec, "config": c.config, "arch": c.arch, "seconds": round(c.seconds, 2),
-             "over_budget": c.over_budget} for c in compile_cost.slowest(result.reports)]
 
 
 def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:
