@@ -372,10 +372,7 @@ def _app() -> None:
     try:
         app()
     except Exception as exc:  # noqa: BLE001 - SystemExit (every normal exit) is not an Exception
-        stop = interrupts.found_in(exc)
-        if stop is not None:  # a signal that something wrapped on its way out: still an interrupt
-            raise stop from None
-        crash(exc, "autotune-rewrite " + " ".join(sys.argv[1:2]))  # prints the line
+        crash(exc, "autotune-rewrite " + " ".join(sys.argv[1:2]))  # prints the line (or raises the signal)
         raise SystemExit(int(ExitCode.ERROR)) from None  # outside click, typer.Exit would not exit
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, List, Optional
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from autotune_rewrite import output
+from autotune_rewrite import interrupts, output
 from autotune_rewrite.output.explain_rewrite import error_text
 from autotune_rewrite.errors import ExitCode, UserError
 
@@ -145,7 +145,12 @@ def fail(err: UserError) -> typer.Exit:
 
 def crash(exc: Exception, command: str) -> typer.Exit:
     """A bug of ours outside any one kernel: exit 2 (never 1, which CI reads as "found"), one
-    line, the traceback in a file."""
+    line, the traceback in a file. An error raised while a signal unwinds the run (a cleanup
+    that fails half way, a library that wraps it) is that signal, not a bug: it is raised again,
+    and the run ends as interrupted (130/143)."""
+    stop = interrupts.found_in(exc)
+    if stop is not None:
+        raise stop from None
     from autotune_rewrite.internal_errors import internal_error
     from autotune_rewrite.output.outcomes import problem_line
 

@@ -120,6 +120,29 @@ def process_pool(max_workers: int, context=None):
                                   initargs=(parent,))
 
 
+def stop_pool(pool) -> None:
+    """Ctrl-C, SIGTERM or a bug: drop the queue and end the running work now (a ``with`` block,
+    ``shutdown()``, or the interpreter's exit hook would wait for it). Safe on a pool the signal
+    caught half started (its manager thread created, not yet running)."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        return
+    # Before shutdown(), which forgets the processes: a worker still compiling would otherwise
+    # write into the scratch folder after it is removed.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    try:
+        pool.shutdown(wait=False, cancel_futures=True)
+    except RuntimeError:  # "cannot join thread before it is started": nothing to wait for
+        pass
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+
+
 def found_in(exc: BaseException) -> Interrupted | None:
     """The ``Interrupted`` that ``exc`` wraps, if any. Python wraps an exception raised while a
     class is created (``__set_name__``) in a RuntimeError, and libraries wrap theirs: a signal
@@ -168,4 +191,4 @@ def _ignore() -> None:
         signal.signal(sig, signal.SIG_IGN)
 
 
-__all__ = ["Interrupted", "deferred", "found_in", "install", "process_pool", "reset_in_child", "run"]
+__all__ = ["Interrupted", "deferred", "found_in", "install", "process_pool", "reset_in_child", "run", "stop_pool"]

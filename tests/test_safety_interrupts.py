@@ -263,6 +263,38 @@ def test_a_signal_that_python_wraps_in_a_runtime_error_is_still_an_interrupt():
     assert "interrupted" in proc.stderr
 
 
+def test_a_cleanup_that_fails_while_a_signal_unwinds_a_command_is_still_the_signal():
+    # A pool's shutdown() raised "cannot join thread before it is started" when SIGTERM landed
+    # while the pool was starting; the command's crash handler reported a bug (exit 2). Every
+    # command reports its errors through ``cli_common.crash``, which now sees the signal.
+    script = textwrap.dedent(
+        """
+        import os, signal, sys, time
+        from autotune_rewrite import cli
+        from autotune_rewrite.cli_common import crash
+
+        def command():
+            try:
+                try:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    time.sleep(5)
+                finally:
+                    raise RuntimeError("cannot join thread before it is started")
+            except Exception as exc:
+                raise crash(exc, "check")
+
+        cli.app = command
+        sys.argv = ["autotune-rewrite", "check"]
+        cli.main()
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 143, (proc.stdout, proc.stderr)
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "stopped by SIGTERM" in proc.stderr
+
+
 def test_found_in_follows_causes_and_contexts_only():
     stop = interrupts.Interrupted(signal.SIGTERM)
     try:

@@ -111,7 +111,7 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
                 return over_budget_outcome(job, budget.over_budget_message(limit), seconds), False
             return _crashed(job, str(exc) or "worker died"), True
     except BaseException:
-        _stop_now(pool)
+        interrupts.stop_pool(pool)
         raise
     finally:
         pool.shutdown(wait=True)
@@ -119,25 +119,6 @@ def _compile_isolated(job: CompileJob, triton_dir: Path, fp_fusion: bool) -> tup
 
 def _pool(n_workers: int):
     return interrupts.process_pool(n_workers, _context())
-
-
-def _stop_now(pool) -> None:
-    """Ctrl-C, SIGTERM or a bug: drop the queue and end the running compiles now (a ``with``
-    block, or the interpreter's exit hook, would wait for them)."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
-    if terminate is not None:
-        terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
-        return
-    # Before shutdown(), which forgets the processes: a worker still compiling would otherwise
-    # write into the scratch folder after it is removed.
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in procs:
-        proc.join(timeout=5)
 
 
 def compile_many(
@@ -233,7 +214,7 @@ def _run_pool(
                 continue
             finish(key, outcome)
     except BaseException:
-        _stop_now(pool)
+        interrupts.stop_pool(pool)
         raise
     pool.shutdown(wait=True)
     for key in broken:

@@ -32,7 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from autotune_rewrite import stopwatch, tempdirs
+from autotune_rewrite import interrupts, stopwatch, tempdirs
 from autotune_rewrite.compile import compile_pool
 from autotune_rewrite import resources
 from autotune_rewrite.compile.compile_farm import FarmEvent
@@ -91,7 +91,7 @@ class CompileStream:
                 if exc_type is None:
                     self._pool.shutdown(wait=True)
                 else:  # Ctrl-C, SIGTERM or a bug: end the running compiles now
-                    compile_pool._stop_now(self._pool)
+                    interrupts.stop_pool(self._pool)
                 self._pool = None
         finally:
             self._stack.close()

@@ -165,9 +165,12 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
             # found kernel are parsed (files that merely re-export are read on demand by linking).
             second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names,
                                 cache=cache, analysed=analysed)
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    except BaseException:
+        if pool is not None:  # an interrupt or a bug: end the workers now, never mask what happened
+            interrupts.stop_pool(pool)
+        raise
+    if pool is not None:
+        pool.shutdown()
     facts.update({f.path: f for f in second})
     try:
         with stopwatch.stage("link"):
