@@ -152,13 +152,21 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
     env = _env(AUTOTUNE_REWRITE_CACHE_DIR=str(work / "ar-cache"))
     row = {"driver": name, "files": files}
     for mode, root in (("zero_config", repo), ("exact", exact_root)):
-        start = time.monotonic()
-        res = _cli(["check", *[str(root / f) for f in files], "--arch", "sm_120", "--arch", "sm_90",
-                    "--format", "json", "-j", str(jobs)], env, dest / "run.log", timeout)
-        row[f"{mode}_exit"] = res.returncode if res else "timeout"
+        start, merged, exits = time.monotonic(), {"kernels": [], "depends": [], "errors": []}, []
+        for f in files:  # check takes one path: each file of a captured kernel, its JSON merged
+            res = _cli(["check", str(root / f), "--arch", "sm_120", "--arch", "sm_90", "--format", "json",
+                        "-j", str(jobs)], env, dest / "run.log", timeout)
+            exits.append(res.returncode if res else "timeout")
+            try:
+                doc = json.loads(res.stdout) if res is not None else {}
+            except json.JSONDecodeError:
+                doc = {"errors": [{"path": f, "message": "no JSON on stdout"}]}
+            for key in ("kernels", "depends", "errors"):
+                merged[key] += doc.get(key) or []
+            merged["triton_version"] = doc.get("triton_version", merged.get("triton_version"))
+        row[f"{mode}_exits"] = exits
         row[f"{mode}_s"] = round(time.monotonic() - start, 1)
-        if res is not None and res.stdout.strip():
-            (dest / f"check_{mode}.json").write_text(res.stdout)
+        (dest / f"check_{mode}.json").write_text(json.dumps(merged, indent=1))
     return row
 
 
