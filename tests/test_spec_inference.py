@@ -110,6 +110,16 @@ def test_the_highest_stride_passed_is_not_the_last_dim_of_a_tensor_with_more_dim
     assert (facts[6].value, facts[6].assumption) == (1, "x is contiguous in its last dim")  # 2 dims: stride(1) is last
 
 
+def test_a_rank_tested_by_a_branch_is_not_the_rank_at_the_launch(pkg):
+    # ``if x.dim() == 4: x = x.flatten(0, 2)`` makes the 2 dims the launch passes: stride(1) is
+    # the last one in both paths, so it is 1 (read as a rank, the test made it an outer stride).
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("    n = x.shape[0]\n",
+                                           "    if x.dim() == 4:\n        x = x.flatten(0, 2)\n    n = x.shape[0]\n"))
+    facts = {f.slot: f for f in _site(pkg).launches[0].arguments}
+    assert facts[6].value == 1 and facts[6].value_known
+
+
 def test_the_spec_takes_the_launch_then_assumes_the_rest_visibly(pkg):
     site = _site(pkg)
     source = (pkg / "pkg" / "kernels.py").read_text()

@@ -14,7 +14,10 @@ import libcst as cst
 def tensor_ranks(pm, fn: cst.FunctionDef | None) -> dict[str, int]:
     """Tensor (by its source text) -> rank, from ``a, b, c = t.shape`` / ``t.size()`` unpacking and
     ``assert t.dim() == 3`` / ``t.ndim == 3`` / ``len(t.shape) == 3``. A tensor given two ranks
-    (reassigned to a view) is left out: its rank at the launch is not known."""
+    (reassigned to a view) is left out: its rank at the launch is not known. A rank compared in a
+    branch's test (``if t.dim() == 2: t = t.unsqueeze(0)``) says nothing of the rank at the launch:
+    the branch exists because the rank varies, and it usually makes the rank the launch passes, so
+    only an ``assert`` states one."""
     if fn is None:
         return {}
     reader = _Ranks(pm)
@@ -28,6 +31,13 @@ class _Ranks(cst.CSTVisitor):
     def __init__(self, pm):
         self.pm = pm
         self.found: dict[str, set[int]] = {}
+        self._asserts = 0  # inside an ``assert``: a comparison there states a rank
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._asserts += 1
+
+    def leave_Assert(self, original_node: cst.Assert) -> None:
+        self._asserts -= 1
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Tuple, cst.List)):
@@ -40,7 +50,7 @@ class _Ranks(cst.CSTVisitor):
             self.found.setdefault(self._text(tensor), set()).add(len(elements))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        if len(node.comparisons) != 1:
+        if not self._asserts or len(node.comparisons) != 1:
             return
         target = node.comparisons[0]
         if not isinstance(target.operator, cst.Equal) or not isinstance(target.comparator, cst.Integer):
