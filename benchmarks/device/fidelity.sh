@@ -11,4 +11,6 @@ start=$(date +%s)
 timeout "${LIMIT_S:-560}" python3 benchmarks/device/fidelity.py --corpus /tmp/corpus --out "$out/fidelity" "$@" \
   > "$out/fidelity.log" 2>&1
 echo "fidelity exit $? in $(( $(date +%s) - start )) s"
+# One archive: the device returns a limited number of files, and 19 drivers write about 90.
+tar czf "$out/fidelity.tgz" -C "$out" fidelity && rm -rf "$out/fidelity"
 tail -c 3000 "$out/fidelity.log"
