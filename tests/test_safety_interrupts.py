@@ -256,11 +256,16 @@ def test_a_signal_that_python_wraps_in_a_runtime_error_is_still_an_interrupt():
         cli.main()
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"},
-                          capture_output=True, text=True, timeout=60)
+    proc = _run_command_script(script)
     assert proc.returncode == 130, (proc.stdout, proc.stderr)
     assert proc.stdout == "" and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert "interrupted" in proc.stderr
+
+
+def _run_command_script(script: str) -> subprocess.CompletedProcess:
+    """A script that installs a fake command as the CLI's app and runs the CLI's entry point."""
+    env = {**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
 
 
 def test_a_cleanup_that_fails_while_a_signal_unwinds_a_command_is_still_the_signal():
@@ -288,8 +293,7 @@ def test_a_cleanup_that_fails_while_a_signal_unwinds_a_command_is_still_the_sign
         cli.main()
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": pythonpath(), "NO_COLOR": "1"},
-                          capture_output=True, text=True, timeout=60)
+    proc = _run_command_script(script)
     assert proc.returncode == 143, (proc.stdout, proc.stderr)
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
     assert "stopped by SIGTERM" in proc.stderr

@@ -125,7 +125,8 @@ def capture(corpus: Path, name: str, out: Path, work: Path, args: argparse.Names
                 "--report", str(dest / "cases.json"), "--case-timeout", str(args.case_timeout),
                 "--deadline", str(args.deadline), "--case-parallel", str(args.case_parallel),
                 *[x for s in args.skip for x in ("--skip", s)]],
-               _env(TRITON_CACHE_DIR=str(work / "triton" / name)), dest / "run.log")
+               _env(TRITON_CACHE_DIR=str(work / "triton" / name)), dest / "run.log",
+               timeout=max(args.deadline - time.time(), 0) + 120)  # the cases end by the deadline; then the fold
     return {"driver": name, "capture_exit": res.returncode if res else "timeout",
             "capture_s": round(time.monotonic() - start, 1)}
 
@@ -221,7 +222,7 @@ def main() -> int:
                                                           args.check_timeout), names))
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     res = subprocess.run([sys.executable, str(REPO / "benchmarks" / "fidelity" / "compare.py"), str(args.out)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, timeout=300)
     (args.out / "fidelity.json").write_text(res.stdout)
     print(res.stdout[-6000:], res.stderr[-3000:])
     return 0
