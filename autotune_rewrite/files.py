@@ -25,11 +25,23 @@ _SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", 
 
 @dataclass(frozen=True)
 class FileSet:
-    """The files of one scan: POSIX paths relative to ``root`` (a folder)."""
+    """The files of one scan: POSIX paths relative to ``root`` (a folder).
+
+    ``tree``: the project's files the scanned ones may import or be launched from. A scan limited
+    to some paths (``check pkg/ops/gemm.py``) still reads the rest of the project for the helper
+    modules its configs call and the wrappers that launch its kernels, so it judges those kernels
+    as a scan of the whole project would; ``()`` means the same as ``files``.
+    """
 
     root: Path
     files: tuple[str, ...]
     from_git: bool
+    tree: tuple[str, ...] = ()
+
+    @property
+    def project(self) -> tuple[str, ...]:
+        """Every file of the project the scan may read (``tree``, else ``files``)."""
+        return self.tree or self.files
 
 
 # A launch is ``kernel[grid](...)``: a file without ``](`` (or black-less ``] (``) launches
@@ -134,10 +146,18 @@ def discover(root: Path, exclude: tuple[str, ...] = (), explicit: tuple[Path, ..
             if not full.is_file():
                 raise UserError(f"{full}: no such file; pass files that exist under {root}")
             rels.append(full.resolve().relative_to(root.resolve()).as_posix())
-        return FileSet(root=root, files=tuple(dict.fromkeys(rels)), from_git=False)
+        return FileSet(root=root, files=tuple(dict.fromkeys(rels)), from_git=False,
+                       tree=_project_files(root, exclude)[0])
+    files, from_git = _project_files(root, exclude)
+    return FileSet(root=root, files=files, from_git=from_git)
+
+
+def _project_files(root: Path, exclude: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """The files a scan of the whole of ``root`` lists (git's view, excludes applied), and
+    whether git listed them."""
     git = _git_files(root)
     files = git if git is not None else _walk_files(root)
-    return FileSet(root=root, files=tuple(f for f in files if not is_excluded(f, exclude)), from_git=git is not None)
+    return tuple(f for f in files if not is_excluded(f, exclude)), git is not None
 
 
 def _listed(folder: Path) -> list[str]:

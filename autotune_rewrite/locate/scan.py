@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from autotune_rewrite import interrupts, stopwatch
 from autotune_rewrite.errors import UserError
-from autotune_rewrite.files import discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
+from autotune_rewrite.files import FileSet, discover, is_site_candidate, may_launch, mentions_any, mentions_word, module_name
 from autotune_rewrite.locate.aliases import alias_words
 from autotune_rewrite.locate.facts_cache import FactsCache
 from autotune_rewrite.locate.facts import MODE_LAUNCHES, MODE_SITES, FileFacts, analyze_source, forget_kept, read_source
@@ -143,7 +143,7 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     analysed = [0]
     try:
         with stopwatch.stage("scan"):
-            tree_names = _tree_names(files)
+            tree_names = _tree_names(fileset.project)
             first, later, done = _run(pool, base, files, MODE_SITES, jobs, progress, 0, total,
                                       tree_names=tree_names, cache=cache, analysed=analysed)
             facts = {f.path: f for f in first}
@@ -161,6 +161,7 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
                 facts.update({f.path: f for f in more})
             later = [p for p in later if p not in facts]
             names = launch_names(facts)
+            later += _launchers_outside(base, fileset, names)
             # Pass 2: only files with a subscript call are read again, and only those that name a
             # found kernel are parsed (files that merely re-export are read on demand by linking).
             second, _, _ = _run(pool, base, later if names else [], MODE_LAUNCHES, jobs, None, done, total, names,
@@ -175,7 +176,7 @@ def scan(root: Path, paths: Iterable[Path] | None = None, jobs: int | None = Non
     try:
         with stopwatch.stage("link"):
             links = LinkCache(cache_dir, fileset.root, locator_digest(), tree_names) if cache_dir is not None else None
-            sites = link(fileset.root, fileset.files, {p: f for p, f in facts.items() if f.error is None},
+            sites = link(fileset.root, fileset.project, {p: f for p, f in facts.items() if f.error is None},
                          _targets(settings), settings.env, links)
     finally:
         forget_kept()
@@ -198,6 +199,22 @@ def _lost_words(root: str, facts: FileFacts, words: tuple[bytes, ...]) -> bool:
         return False
     data = read_source(root, facts.path)
     return isinstance(data, bytes) and mentions_word(data, words)
+
+
+def _launchers_outside(root: str, fileset: FileSet, names: frozenset[bytes]) -> list[str]:
+    """Files of the project outside a limited scan that may launch one of its kernels (the same
+    byte prefilters as pass 2): ``check pkg/ops/gemm.py`` sees the wrapper in ``pkg/layers.py``."""
+    if not fileset.tree or not names:
+        return []
+    scanned = set(fileset.files)
+    out = []
+    for rel in fileset.tree:
+        if rel in scanned or not rel.endswith(".py"):
+            continue
+        data = read_source(root, rel)
+        if isinstance(data, bytes) and may_launch(data) and mentions_any(data, names):
+            out.append(rel)
+    return out
 
 
 def _candidates(root: str, files: list[str]) -> int:

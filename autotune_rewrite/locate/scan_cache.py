@@ -27,11 +27,13 @@ from autotune_rewrite.settings import Settings
 # 7: ConfigValue.choices (the literal elements a generated config came from), AutotuneSite.data_files
 #    (a hit re-hashes them: they are not in the file list); 8: AutotuneSite.environment
 SCHEMA = 8
+
+
 def _key(root: Path, paths: tuple[Path, ...], settings: Settings) -> str:
     fileset = discover(root, settings.exclude, paths)
     h = hashlib.sha256(f"{locator_digest()}\0{Path(root).resolve()}".encode())
     h.update(repr((settings.exclude, [str(p) for p in paths], settings.arch, settings.env)).encode())
-    for rel in fileset.files:
+    for rel in fileset.project:  # a limited scan also reads the rest of the project
         h.update(rel.encode() + b"\0")
         try:
             h.update(hashlib.sha256((fileset.root / rel).read_bytes()).digest())
