@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from autotune_rewrite.evaluate import device, unknowns
+from autotune_rewrite.evaluate import device, dtype_facts, unknowns
 from autotune_rewrite.evaluate.queries import is_query
 from autotune_rewrite.evaluate.values import MAX_ITEMS, Builtin, Unresolved, iterable
 from autotune_rewrite.triton_names import CDIV, CONFIG, CONSTEXPR, NEXT_POWER_OF_2
@@ -153,9 +153,10 @@ _CALLS: dict[str, Handler] = {
     **{fq: _plain(_next_power_of_2) for fq in NEXT_POWER_OF_2},
     # Device and environment queries: per target (``device.answers_for``), never guessed here.
     **device.NEUTRAL_CALLS,
+    **dtype_facts.CALLS,
 }
 _VALUES: dict[str, Any] = {"math.pi": math.pi, "math.e": math.e, "math.inf": math.inf, "math.tau": math.tau,
-                           "math.nan": math.nan}
+                           "math.nan": math.nan, **dtype_facts.VALUES}
 
 
 def _bad():
@@ -177,6 +178,9 @@ class Answers:
             return True, Builtin(fq)
         if fq in self.values:
             return True, self.values[fq]
+        head, _, attr = fq.rpartition(".")
+        if isinstance(record := self.values.get(head), device.DeviceRecord):
+            return True, record.field(attr)  # ``torch.float16.itemsize``: one name to the resolver
         if fq in device.NEUTRAL_VALUES:
             raise device.TargetQuery(fq)
         if is_query(fq):
