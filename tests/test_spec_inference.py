@@ -534,6 +534,21 @@ def test_a_fresh_tensors_last_stride_is_exact(pkg):
     assert (facts[6].value, facts[6].assumption) == (1, "")  # out = torch.empty(...): contiguous, exact
 
 
+def test_strides_unpacked_from_stride_give_the_last_dim_its_unit_stride(pkg):
+    # ``sx0, sx1 = x.stride()`` says x has exactly 2 dims: sx1 is its last-dim stride (assumed 1,
+    # as x.stride(-1) is); a fresh tensor's is exact; an outer one stays unknown.
+    ops = pkg / "pkg" / "ops.py"
+    ops.write_text(ops.read_text().replace("    n = x.shape[0]\n", "    n = x.shape[0]\n    sx0, sx1 = x.stride()\n")
+                   .replace("x.stride(0), x.stride(1), scale", "sx0, sx1, scale"))
+    facts = {f.slot: f for f in _site(pkg).launches[0].arguments}
+    assert not facts[5].value_known
+    assert (facts[6].value, facts[6].assumption) == (1, "x is contiguous in its last dim")
+    ops.write_text(ops.read_text().replace("sx0, sx1, scale", "so0, so1, scale").replace(
+        "    scale = 1.0", "    so0, so1 = out.stride()\n    scale = 1.0"))
+    facts = {f.slot: f for f in _site(pkg).launches[0].arguments}
+    assert (facts[6].value, facts[6].assumption) == (1, "")  # out = torch.empty(...): exact
+
+
 def test_an_assumed_wrapper_name_decides_the_constexpr_computed_from_it(pkg):
     ops = pkg / "pkg" / "ops.py"
     ops.write_text(ops.read_text().replace("    n = x.shape[0]\n", "    n = x.shape[0]\n    width = x.shape[1]\n"

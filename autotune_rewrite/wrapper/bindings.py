@@ -95,6 +95,8 @@ class _AssignVisitor(OwnBodyVisitor):
                     self._bind(el, values[i].value)
                 elif value is not None and is_shape(value):
                     self._bind(el, SHAPE_ITEM)  # ``M, K = x.shape``: every item an int
+                elif value is not None and _is_strides(value):
+                    self._bind(el, _stride_item(value, i, len(elements)))
                 else:
                     self._bind(el, None)
 
@@ -140,6 +142,19 @@ class _AssignVisitor(OwnBodyVisitor):
 
 # A stand-in expression for one item of ``x.shape`` (an int of unknown value).
 SHAPE_ITEM = cst.Name("__shape_item__")
+
+
+def _is_strides(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "stride" \
+        and not node.args
+
+
+def _stride_item(strides: cst.Call, i: int, n: int) -> cst.Call:
+    """Item ``i`` of ``a, b, c = x.stride()`` as ``x.stride(i)``; the last as ``x.stride(-1)``,
+    since unpacking into ``n`` names says ``x`` has exactly ``n`` dims (so its last-dim stride
+    is read as where it is passed as ``x.stride(-1)``)."""
+    index = cst.UnaryOperation(cst.Minus(), cst.Integer("1")) if i == n - 1 else cst.Integer(str(i))
+    return strides.with_changes(args=[cst.Arg(index)])
 
 
 def is_shape(node: cst.BaseExpression) -> bool:
