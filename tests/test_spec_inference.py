@@ -260,6 +260,35 @@ def test_heuristics_are_evaluated_per_config_on_the_spec(tmp_path):
     assert dict(sig.constexprs)["EVEN"] is False and dict(sig.constexprs)["BLOCK"] == 96
 
 
+ROW_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"ROWS": 1}), triton.Config({"ROWS": 8})], key=["N"])
+@triton.heuristics({"N_BLOCK": lambda args: triton.next_power_of_2(args["N"]),
+                    "EVEN_N": lambda args: args["N"] % args["ROWS"] == 0})
+@triton.jit
+def row_kernel(x_ptr, N: tl.constexpr, ROWS: tl.constexpr, N_BLOCK: tl.constexpr, EVEN_N: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, N_BLOCK)[None, :]
+    x = tl.load(x_ptr + rows * N + cols, mask=cols < N)
+    tl.store(x_ptr + rows * N + cols, x * 2, mask=cols < N)
+'''
+
+
+def test_a_dimension_a_heuristic_turns_into_a_tile_is_swept_not_assumed_4096(tmp_path):
+    # N enters the body only in arithmetic, but N_BLOCK = next_power_of_2(N) is a tile extent:
+    # at the 4096 an arithmetic-only value is assumed at, every config looked 8-16x its size.
+    site, hs = _heuristic_site(tmp_path, "rows.py", ROW_KERNEL)
+    res = launch_spec.resolve_specs(site, kernel_source=ROW_KERNEL, heuristics=hs)
+    assert sorted(dict(s.constexprs)["N"] for s in res.specs) == [64, 128, 256]
+    for spec in res.specs:
+        n = dict(spec.constexprs)["N"]
+        assert {v for _, _, v in dict(spec.heuristic_values)["N_BLOCK"]} == {n}
+        assert spec.family and dict(spec.ranged) == {"N": n}
+
+
 GIVEN_HEURISTIC_KERNEL = '''
 import triton
 import triton.language as tl

@@ -105,6 +105,9 @@ def resolve_specs(
     constexprs = {p.name for p in site.params if p.is_constexpr} - set(meta_params(site))
     # A constexpr naming a TMA block dimension in a pre_hook shapes a tile, whatever the body does with it.
     tile_dims = {d for c in site.configs or () for _, dims in c.descriptor_shapes for d in dims if isinstance(d, str)}
+    # A dimension a heuristic turns into a tile extent (``N_BLOCK = next_power_of_2(N)``) is a
+    # shape too: swept, never the 4096 an arithmetic-only value is assumed at.
+    tile_dims |= _heuristic_dims(kernel_source, site.kernel, heuristics, constexprs)
     ctx = Context(site, frozenset(meta_params(site)), frozenset(pointers),
                       frozenset(index_pointer_params(kernel_source, site.kernel)),
                       normalize_type("*" + dtype_name), dtype_name, exact,
@@ -147,7 +150,7 @@ def resolve_specs(
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
     if not exact:  # a tile extent no code gives: judged over a sweep (shape_sweep)
-        tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims))
+        tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims) | tile_dims)
         limit = specs_per_draft(len(drafts), len(site.configs or ()))
         drafts = [d for draft in drafts for d in sweep_shapes(ctx, draft, tiles, limit)]
         # Assumed flags at both ends of their range, where twice the specs fit the sweep budget.
@@ -230,6 +233,16 @@ def environment_assumptions(site: AutotuneSite) -> tuple[Assumption, ...]:
                             f"not set where the tool ran: the configs were read at this default (--env {name}=VALUE "
                             "or [tool.autotune-rewrite.env] to choose)")
                  for name, default in site.environment)
+
+
+def _heuristic_dims(kernel_source: str | None, kernel: str, heuristics: Sequence[Any], constexprs: set[str]) -> set[str]:
+    """The constexprs a ``@triton.heuristics`` value reads where that value is a tile extent."""
+    if not heuristics:
+        return set()
+    from autotune_rewrite.spec.heuristics import reads as heuristic_reads  # LibCST: loaded with the heuristics
+
+    tiles = tile_extents(kernel_source, kernel, {h.name for h in heuristics})
+    return {n for h in heuristics if h.name in tiles for n in heuristic_reads(h, sorted(constexprs))}
 
 
 def _idents(site: AutotuneSite) -> set[str]:
