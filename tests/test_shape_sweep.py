@@ -102,6 +102,19 @@ def test_a_tile_computed_from_the_wrappers_name_is_evaluated_on_each_swept_value
     assert "next_power_of_2" in a.source and "default shape sweep" in a.source
 
 
+def test_a_tile_clamped_from_below_is_swept_from_its_clamp(tmp_path):
+    # ``max(16, rank)`` says ranks below the sweep occur: 16 and 32 are judged too (a rank-32
+    # LoRA launch judged only at 64 and up looked dead where it launches).
+    wrapper = HEAD_DIM_FROM_SHAPE.replace("HEAD_DIM=d,", "HEAD_DIM=max(16, d),")
+    res = _resolve(_repo(tmp_path, wrapper))
+    assert sorted(dict(s.constexprs)["HEAD_DIM"] for s in res.specs) == [16, 32, *SHAPE_SWEEP]
+    (a,) = [a for a in res.specs[0].assumptions if a.parameter == "HEAD_DIM"]
+    assert "from the smallest value `max(16, d)` allows" in a.source
+    # no clamp, no extension
+    plain = _resolve(_repo(tmp_path / "plain", HEAD_DIM_FROM_SHAPE.replace("HEAD_DIM=d,", "HEAD_DIM=max(d, 1),")))
+    assert sorted(dict(s.constexprs)["HEAD_DIM"] for s in plain.specs) == list(SHAPE_SWEEP)
+
+
 def test_exact_sweeps_nothing(tmp_path):
     res = _resolve(_repo(tmp_path, HEAD_DIM_FROM_SHAPE), exact=True)
     assert not res.ok and "HEAD_DIM" in dict(res.missing)["default"]

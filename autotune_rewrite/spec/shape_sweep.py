@@ -49,15 +49,19 @@ def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str], limit: i
     full: dict[str, tuple] = {}  # the name swept -> its values
     bounds: dict[str, list[tuple[str, int]]] = {}  # a wrapper name swept -> (expression, its bound)
     bounded_words: list[str] = []
+    floors: dict[str, str] = {}  # a wrapper name swept from below the sweep -> the clamp that allows it
     for name in [*lacking, *draft.ranges]:
         text = draft.exprs.get(name)
         free = free_names(text) if text else set()
         # The wrapper's names, when the expression evaluates on every swept value of them: one
         # head dim then gives every parameter computed from it, as at run time.
         if free and all(isinstance(evaluate_text(text, dict.fromkeys(free, v)), Known) for v in SHAPE_SWEEP):
+            below = _below_sweep(text, free)
             for f in sorted(free):
                 swept.setdefault(f, name)
-                full.setdefault(f, SHAPE_SWEEP)
+                full[f] = tuple(sorted({*full.get(f, SHAPE_SWEEP), *below}))
+                if below:
+                    floors.setdefault(f, text)
                 if name in draft.ranges:
                     bounds.setdefault(f, []).append((text, max(draft.ranges[name][0])))
                     bounded_words.append(f"{name} <= {max(draft.ranges[name][0])}")
@@ -88,13 +92,37 @@ def sweep_shapes(ctx: Context, draft: Draft, tile_dims: frozenset[str], limit: i
         of = "" if given == n else f" (it gives {given})"
         why = f" of the default sweep {_words(full[n])}{cut}" if cut else (
             ", the default sweep of a dimension used as a tile extent")
+        if n in floors:
+            why += _floor_words(floors[n])
         return f"{n}{of}: a tile extent no code gives a value; swept over {_words(values[n])}{why} (the assume table narrows it)"
 
     table = "default shape sweep" + (f", kept where {' and '.join(dict.fromkeys(bounded_words))} (the bounds the "
                                      "code states)" if bounded_words else "") + (
+        "".join(dict.fromkeys(_floor_words(t) for t in floors.values()))) + (
         f" ({'; '.join(dict.fromkeys(narrowed.values()))})" if narrowed else "")
     return cases.sweep(ctx, draft, values, origin, fill=set(swept) & {*lacking, *draft.ranges}, table=table,
                        ranged=True)
+
+
+def _floor_words(text: str) -> str:
+    return f", from the smallest value `{text}` allows"
+
+
+def _below_sweep(text: str, free: set[str]) -> tuple[int, ...]:
+    """The powers of two below the sweep that an expression clamped from below allows: with
+    ``max(16, rank)`` the code says ranks that small occur, so {16, 32} are swept too (a LoRA
+    rank of 32 judged only at 64 and up looked dead where it launches)."""
+    from autotune_rewrite.evaluate import Known
+    from autotune_rewrite.spec.expression_text import evaluate_text
+
+    got = evaluate_text(text, dict.fromkeys(free, 1))
+    if not (isinstance(got, Known) and type(got.value) is int and 1 < got.value < SHAPE_SWEEP[0]):
+        return ()
+    out, v = [], 1 << (got.value - 1).bit_length()
+    while v < SHAPE_SWEEP[0]:
+        out.append(v)
+        v *= 2
+    return tuple(out)
 
 
 def _bounded(sweep: dict[str, Sequence[int]], limit: int) -> dict[str, tuple[int, ...]]:
