@@ -100,6 +100,15 @@ def bounded_range(p: KernelParam, fact: ArgFact, where: str) -> tuple[tuple[int,
                    "{" + ", ".join(map(str, values)) + "}, the default sweep up to its bound"
 
 
+def threshold_range(p: KernelParam, values: tuple[int, ...], fact: ArgFact | None,
+                    where: str | None) -> tuple[tuple[int, ...], str]:
+    """The values a constexpr the kernel compares with numbers (``if SPLIT_K > 1:``) and
+    otherwise only computes with is judged at (``thresholds``), and why."""
+    given = f" (`{fact.text}` at {where or 'the launch'})" if fact is not None and fact.text else ""
+    return values, (f"a value the code does not give{given}, which the kernel compares with numbers: judged at "
+                    "each of {" + ", ".join(map(str, values)) + "}, a value on each side of every comparison")
+
+
 def typed(value: Any) -> Any:
     """A dtype spelled as launch code spells it (``tl.float32``) as the spec holds it."""
     try:
@@ -139,4 +148,5 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
 
 
-__all__ = ["FLAG_NOT_SET", "assumed_pointer", "bounded_range", "feature_on", "general", "mode_with_most_code", "typed"]
+__all__ = ["FLAG_NOT_SET", "assumed_pointer", "bounded_range", "feature_on", "general", "mode_with_most_code", "threshold_range",
+           "typed"]

@@ -52,9 +52,12 @@ def _call_name(node: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
-def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], depth: int = 0) -> set[str]:
+def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], depth: int = 0,
+                    tests=None) -> set[str]:
     """Those of ``names`` (constexpr parameters) that the kernel uses only in arithmetic, itself
-    or in the ``@triton.jit`` helpers of its module it passes them to (a few levels)."""
+    or in the ``@triton.jit`` helpers of its module it passes them to (a few levels). With
+    ``tests`` (a ``thresholds.LiteralTests``), a use it reads (a compile-time comparison of the
+    name with a number literal) also counts, and is recorded there."""
     fn = kernel_def(kernel_source, kernel)
     if fn is None or not names:
         return set()
@@ -108,8 +111,14 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], dep
                             derived[n].add(tn)
     out = set()
     for n in names:
-        if all(_arithmetic_use(occ, parents, fn, static, helper_arithmetic) for occ in ast.walk(fn)
-               if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in derived[n]):
+        def use(occ: ast.Name) -> bool:
+            if tests is not None and occ.id == n and (test := tests.read(occ, parents)) is not None:
+                tests.found.setdefault(n, set()).add(test)
+                return True
+            return _arithmetic_use(occ, parents, fn, static, helper_arithmetic)
+
+        if all([use(occ) for occ in ast.walk(fn)
+                if isinstance(occ, ast.Name) and isinstance(occ.ctx, ast.Load) and occ.id in derived[n]]):
             out.add(n)
     return out
 
@@ -133,8 +142,6 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
             return True
         child, parent = parent, parents.get(id(parent))
     return True
-
-
 
 
 def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:

@@ -89,6 +89,7 @@ class Context:
     modes: Mapping[str, tuple] = field(default_factory=dict)  # compared only with literals: their values
     flag_rules: tuple[str, ...] = ()  # the kernel's static_asserts over flags alone
     required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
+    thresholds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # ``if SPLIT_K > 1:``: {1, 2}
 
 
 __all__ = ["ASSUMED_DTYPE", "ASSUMED_INT", "SHAPE_SWEEP", "Context", "Draft", "ParamSpec", "UNSET"]

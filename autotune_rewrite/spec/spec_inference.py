@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
 from autotune_rewrite.spec.general_assumptions import (
-    FLAG_NOT_SET, assumed_pointer, bounded_range, feature_on, general, mode_with_most_code, typed,
+    FLAG_NOT_SET, assumed_pointer, bounded_range, feature_on, general, mode_with_most_code, threshold_range, typed,
 )
 from autotune_rewrite.spec.runtime_types import annotation_type, int_type, triton_dtype, value_type
 from autotune_rewrite.spec.spec_draft import UNSET, Context, Draft, ParamSpec
@@ -153,6 +153,9 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             continue
         if resolved is None and ctx.modes.get(p.name) and not ctx.exact:
             resolved = mode_with_most_code(p, ctx.modes[p.name])
+        if resolved is None and p.is_constexpr and ctx.thresholds.get(p.name) and not ctx.exact:
+            draft.ranges[p.name] = threshold_range(p, ctx.thresholds[p.name], facts.get(p.name), where)
+            continue  # one spec per value (``shape_sweep``), the value itself: never the wrapper's names
         if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
             draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
         if resolved is None:
