@@ -123,3 +123,36 @@ def test_without_a_layout_check_the_last_dim_stays_an_assumption(tmp_path):
     (tmp_path / "cl").mkdir()
     values, assumed = _strided(tmp_path / "cl", channels_last)
     assert values["sx1"] == 1 and values.get("sx3") != 1
+
+
+STATED_DTYPES = '''
+import torch
+
+from pkg.kernels import grads_kernel
+
+SUPPORTED = (torch.float16, torch.bfloat16)
+
+
+def forward(q, dq, k, counts, both, qt):
+    fp8 = []
+    if hasattr(torch, "float8_e4m3fn"):
+        fp8.append(torch.float8_e4m3fn)
+    if hasattr(torch, "float8_e4m3fnuz"):
+        fp8.append(torch.float8_e4m3fnuz)
+    fp8 = tuple(fp8)
+    assert q.dtype in fp8, "q must be fp8"
+    assert torch.float32 == dq.dtype and k.dtype in (torch.float16, torch.float32)
+    if counts.dtype != torch.int64:
+        raise TypeError("counts")
+    assert both.dtype in SUPPORTED
+    grads_kernel[(1,)](q.view(-1), dq, k, counts, both, qt, q.numel())
+'''
+
+
+def test_dtypes_the_wrapper_asserts_are_the_tensors_dtypes(tmp_path):
+    types, assumed = _spec(tmp_path, STATED_DTYPES)
+    assert types["q_ptr"] == "*fp8e4nv" and "q_ptr" in assumed  # one of two 1-byte fp8 spellings: the first
+    assert types["dq_ptr"] == "*fp32" and "dq_ptr" not in assumed  # == states it exactly (either side)
+    assert types["idx_ptr"] == "*i64"  # ``if counts.dtype != torch.int64: raise``
+    assert types["cat_ptr"] == "*fp16" and "cat_ptr" in assumed  # a module constant of two 2-byte dtypes
+    assert types["dk_ptr"] == "*bf16"  # fp16 or fp32: sizes differ, nothing stated (--assume-dtype)

@@ -53,12 +53,17 @@ def stated_sets(wrapper, before_line: int, module_value=None) -> dict[str, State
 def conditions_before(wrapper, before_line: int):
     """(condition, the statement in words) of each top-level ``assert c`` above ``before_line``;
     ``if c: raise`` gives ``not c`` when ``c`` is one ``not ...`` (``if not x.is_contiguous():
-    raise``). What holds at the launch."""
+    raise``) or one ``!=`` / ``not in`` comparison. What holds at the launch."""
     for test, negated, _, words in _checks(wrapper, before_line):
         if not negated:
             yield test, words
         elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             yield test.expression, words
+        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+                test.comparisons[0].operator, (cst.NotEqual, cst.NotIn)):
+            # ``if x.dtype != torch.int64: raise``: afterwards ``x.dtype == torch.int64``
+            flipped = cst.Equal() if isinstance(test.comparisons[0].operator, cst.NotEqual) else cst.In()
+            yield test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=flipped)]), words
 
 
 def _checks(wrapper, before_line: int):

@@ -26,6 +26,7 @@ from autotune_rewrite.wrapper.arg_facts import MAX_DEPTH, hint_kind, join, of_va
 from autotune_rewrite.wrapper.asserts import pin, stated_sets
 from autotune_rewrite.wrapper.call_facts import CallFacts
 from autotune_rewrite.wrapper.operator_facts import OperatorFacts
+from autotune_rewrite.wrapper.stated_dtypes import stated_dtypes
 from autotune_rewrite.wrapper.stated_layouts import stated_layouts
 from autotune_rewrite.wrapper.torch_names import INT_ATTRS, LEGACY_INT_DTYPES, dtype_name
 from autotune_rewrite.wrapper.bindings import SHAPE_ITEM, Wrapper, is_shape, above, spelled_kwargs, visible
@@ -38,6 +39,8 @@ class ArgReader(CallFacts, OperatorFacts):
         self.w = wrapper
         self.line = line  # the launch's first line: the bindings below it are not what it passes
         self.layouts = stated_layouts(wrapper, line) if line is not None else {}  # ``assert x.stride(1) == 1``
+        # ``assert a.dtype == torch.float8_e4m3fn``: a parameter's dtype
+        self.dtypes = stated_dtypes(wrapper, line, module_value) if line is not None else {}
         self.module_value = module_value  # name -> (known, value) for module-level constants
         self.stated = stated or {}  # subject text -> StatedSet (``assert Lk in {64, 128}``)
         self.resolve = resolve  # another module's name -> value, for context objects (``context_fields``)
@@ -118,6 +121,10 @@ class ArgReader(CallFacts, OperatorFacts):
         """A wrapper parameter: its type hint, else the kind of its default. A default's value is
         what the launch sees only when the caller leaves it out: an assumption, said so."""
         param = self.w.params[name]
+        if name in self.dtypes:
+            stated = self.dtypes[name]
+            return ArgFact(0, "", "tensor", dtype=stated.dtype, why=f"stated by `{stated.statement}`",
+                           assumption=stated.assumption)
         hint = param.annotation.annotation if param.annotation is not None else None
         kind, optional = hint_kind(self.w, hint)
         default = None
