@@ -3,7 +3,8 @@ repositories' own ops, then judge the same kernels with no configuration and wit
 specs, for sm_120 and sm_90.
 
 For every driver in ``benchmarks/fidelity/drivers/`` (ours: they only import a repository's ops
-and call them with LLM-like shapes):
+and call them with LLM-like shapes; each names ``REPO``, ``SOURCE_ROOT``, ``cases(load)`` and,
+where its cases set environment variables the repository reads, ``ENV``):
 
 1. ``capture --root REPO -- python THIS --drive DRIVER``: the driver's cases, each in its own
    process (a case that faults the GPU context cannot take the others with it), under the
@@ -151,12 +152,14 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
     shutil.copytree(repo, exact_root, ignore=shutil.ignore_patterns(".git"), symlinks=True)
     shutil.copy(toml, exact_root / "autotune-rewrite.toml")
     env = _env(AUTOTUNE_REWRITE_CACHE_DIR=str(work / "ar-cache"))
-    row = {"driver": name, "files": files}
+    # The environment a driver's cases run in (``ENV``) is the deployment's: both checks are told it.
+    told = [x for k, v in getattr(driver, "ENV", {}).items() for x in ("--env", f"{k}={v}")]
+    row = {"driver": name, "files": files, "env": getattr(driver, "ENV", {})}
     for mode, root in (("zero_config", repo), ("exact", exact_root)):
         start, merged, exits = time.monotonic(), {"kernels": [], "depends": [], "errors": []}, []
         for f in files:  # check takes one path: each file of a captured kernel, its JSON merged
             res = _cli(["check", str(root / f), "--arch", "sm_120", "--arch", "sm_90", "--format", "json",
-                        "-j", str(jobs)], env, dest / "run.log", timeout)
+                        "-j", str(jobs), *told], env, dest / "run.log", timeout)
             exits.append(res.returncode if res else "timeout")
             try:
                 doc = json.loads(res.stdout) if res is not None else {}

@@ -7,6 +7,8 @@ set -u
 . benchmarks/device/env.sh
 bash build/corpus/unpack.sh /tmp/corpus > "$out/unpack.log" 2>&1
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+# FROM=DIR: start from captures kept in the checkout (with --skip-capture: only the checks run).
+if [ -n "${FROM:-}" ]; then mkdir -p "$out/fidelity" && cp -r "$FROM"/. "$out/fidelity"/; fi
 start=$(date +%s)
 timeout "${LIMIT_S:-560}" python3 benchmarks/device/fidelity.py --corpus /tmp/corpus --out "$out/fidelity" "$@" \
   > "$out/fidelity.log" 2>&1
