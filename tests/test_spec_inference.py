@@ -675,7 +675,8 @@ def k(x_ptr, W: tl.constexpr, V: tl.constexpr, D: tl.constexpr, SCALE: tl.conste
 
 
 def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first():
-    from autotune_rewrite.spec.param_uses import arithmetic_only, modes_of
+    from autotune_rewrite.spec.param_modes import modes_of
+    from autotune_rewrite.spec.param_uses import arithmetic_only
 
     source = '''
 import triton.language as tl

@@ -33,8 +33,9 @@ from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 from autotune_rewrite.spec import spec_inference as inf
 from autotune_rewrite.spec.runtime_types import annotation_type, int_type
 from autotune_rewrite.spec.spec_draft import Context, Draft, ParamSpec
+from autotune_rewrite.spec.param_modes import modes_of
 from autotune_rewrite.spec.param_uses import (
-    arithmetic_only, dtypes_of, flag_rules, flags_of, modes_of, required_values, tile_extents,
+    arithmetic_only, dtypes_of, flag_rules, flags_of, required_values, tile_extents,
 )
 from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params, mask_pointer_params,
