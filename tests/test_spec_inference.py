@@ -674,6 +674,19 @@ def k(x_ptr, W: tl.constexpr, V: tl.constexpr, D: tl.constexpr, SCALE: tl.conste
     assert arithmetic_only(source, "k", {"W", "V", "D", "SCALE"}) == {"W", "SCALE"}
 
 
+def test_a_descriptors_global_shape_and_strides_are_arithmetic_its_block_shape_a_tile():
+    from autotune_rewrite.spec.param_uses import arithmetic_only
+
+    source = '''
+def k(a_ptr, M, K: tl.constexpr, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_M: tl.constexpr):
+    d = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    p = tl.make_block_ptr(a_ptr, (M, N), (N, 1), (0, 0), (BLOCK_M, BLOCK_K), (1, 0))
+    for i in tl.range(0, tl.cdiv(K, BLOCK_K)):
+        x = d.load([0, i * BLOCK_K])
+'''
+    assert arithmetic_only(source, "k", {"K", "N", "BLOCK_K", "BLOCK_M"}) == {"K", "N"}
+
+
 def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first():
     from autotune_rewrite.spec.param_modes import modes_of
     from autotune_rewrite.spec.param_uses import arithmetic_only

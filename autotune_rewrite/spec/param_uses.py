@@ -135,6 +135,8 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
             func = parent.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if child is not func and name not in _ARITHMETIC_CALLS:
+                if _runtime_extent(parent, child, name):
+                    return True
                 return helper_arithmetic(parent, child)  # else a shape, a cast, a call we do not see into
         if isinstance(parent, ast.Subscript) and child is parent.slice:
             return False  # ``x[:, :D]``-like indexing shapes a block
@@ -276,6 +278,19 @@ def tile_extents(kernel_source: str | None, kernel: str, names: set[str]) -> set
         read = {x.id for arg in shapes for x in ast.walk(arg) if isinstance(x, ast.Name)}
         found |= {n for n in names if read & derived[n]}
     return found
+
+
+# A block pointer's / tensor descriptor's global shape, strides and offsets: run-time values the
+# hardware indexes with (by position and keyword); only its block shape is a tile.
+_RUNTIME_EXTENTS = {"make_block_ptr": ((1, 2, 3), ("shape", "strides", "offsets")),
+                    "make_tensor_descriptor": ((1, 2), ("shape", "strides"))}
+
+
+def _runtime_extent(call: ast.Call, child: ast.AST, name: str | None) -> bool:
+    """``child`` (an argument of ``call``) is a descriptor's shape, strides or offsets."""
+    positions, keywords = _RUNTIME_EXTENTS.get(name, ((), ()))
+    return (isinstance(child, ast.keyword) and child.arg in keywords) or any(
+        i < len(call.args) and child is call.args[i] for i in positions)
 
 
 def _shape_args(call: ast.Call) -> list[ast.AST]:
