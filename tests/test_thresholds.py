@@ -62,8 +62,11 @@ def test_a_split_factor_is_judged_on_each_side_of_its_comparison(tmp_path: Path)
 def test_the_values_sit_on_each_side_of_every_comparison():
     source = textwrap.dedent('''
         @triton.jit
-        def k(x_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, FLAG: tl.constexpr, T: tl.constexpr):
+        def k(x_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, FLAG: tl.constexpr, T: tl.constexpr,
+              SCALE: tl.constexpr):
             y = tl.load(x_ptr + A * B + C)
+            if SCALE != 1.0:
+                y = y * SCALE
             if 1 < A:
                 y += 1
             if B >= 4 and FLAG:
@@ -73,7 +76,7 @@ def test_the_values_sit_on_each_side_of_every_comparison():
                 y += 3
             tl.store(x_ptr, y)
     ''')
-    found = thresholds_of(source, "k", {"A", "B", "C", "FLAG", "T"})
+    found = thresholds_of(source, "k", {"A", "B", "C", "FLAG", "T", "SCALE"})
     # A: ``1 < A`` read as ``A > 1``; B: ``>= 4``; C: arithmetic only (no comparison); FLAG: a
-    # flag, not compared; T: a tile extent as well, so not arithmetic.
-    assert found == {"A": (1, 2), "B": (3, 4)}
+    # flag, not compared; T: a tile extent as well, so not arithmetic; SCALE: a float, either side of 1.0.
+    assert found == {"A": (1, 2), "B": (3, 4), "SCALE": (1.0, 2.0)}

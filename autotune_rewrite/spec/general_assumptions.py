@@ -100,8 +100,8 @@ def bounded_range(p: KernelParam, fact: ArgFact, where: str) -> tuple[tuple[int,
                    "{" + ", ".join(map(str, values)) + "}, the default sweep up to its bound"
 
 
-def threshold_range(p: KernelParam, values: tuple[int, ...], fact: ArgFact | None,
-                    where: str | None) -> tuple[tuple[int, ...], str]:
+def threshold_range(p: KernelParam, values: tuple, fact: ArgFact | None,
+                    where: str | None) -> tuple[tuple, str]:
     """The values a constexpr the kernel compares with numbers (``if SPLIT_K > 1:``) and
     otherwise only computes with is judged at (``thresholds``), and why."""
     given = f" (`{fact.text}` at {where or 'the launch'})" if fact is not None and fact.text else ""

@@ -19,14 +19,14 @@ MAX_THRESHOLD_VALUES = 4
 
 
 class LiteralTests:
-    """What ``arithmetic_only`` also accepts: a name compared with an int literal as the whole or
+    """What ``arithmetic_only`` also accepts: a name compared with a number literal as the whole or
     a conjunct of a compile-time test; ``found``: name -> {(op, literal)} (``NAME > 1`` for
     ``1 < NAME`` too)."""
 
     def __init__(self) -> None:
-        self.found: dict[str, set[tuple[type, int]]] = {}
+        self.found: dict[str, set[tuple[type, int | float]]] = {}
 
-    def read(self, node: ast.Name, parents: dict[int, ast.AST]) -> tuple[type, int] | None:
+    def read(self, node: ast.Name, parents: dict[int, ast.AST]) -> tuple[type, int | float] | None:
         cmp = parents.get(id(node))
         if not (isinstance(cmp, ast.Compare) and len(cmp.ops) == 1 and type(cmp.ops[0]) in _FLIPPED):
             return None
@@ -34,7 +34,7 @@ class LiteralTests:
             other, op = cmp.comparators[0], type(cmp.ops[0])
         else:
             other, op = cmp.left, _FLIPPED[type(cmp.ops[0])]
-        if not (isinstance(other, ast.Constant) and type(other.value) is int):
+        if not (isinstance(other, ast.Constant) and type(other.value) in (int, float)):
             return None
         child, parent = cmp, parents.get(id(cmp))
         while isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
@@ -47,7 +47,7 @@ class LiteralTests:
 _FLIPPED = {ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.GtE: ast.LtE, ast.LtE: ast.GtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
 
 
-def thresholds_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[str, tuple[int, ...]]:
+def thresholds_of(kernel_source: str | None, kernel: str, names: set[str]) -> dict[str, tuple[int | float, ...]]:
     """Those of ``names`` used in arithmetic and in such comparisons, each with its values: one
     on each side of every comparison (``> 1``: {1, 2}; ``>= 2``: {1, 2}), no negative one, at
     most ``MAX_THRESHOLD_VALUES``, the smallest first."""
@@ -56,8 +56,8 @@ def thresholds_of(kernel_source: str | None, kernel: str, names: set[str]) -> di
     return {n: _sides(tests.found[n]) for n in sorted(kept) if tests.found.get(n)}
 
 
-def _sides(tests: set[tuple[type, int]]) -> tuple[int, ...]:
-    values: set[int] = set()
+def _sides(tests: set[tuple[type, int | float]]) -> tuple[int | float, ...]:
+    values: set[int | float] = set()
     for op, c in tests:
         values |= {c - 1, c} if op in (ast.GtE, ast.Lt) else {c, c + 1}
     return tuple(sorted(v for v in values if v >= 0))[:MAX_THRESHOLD_VALUES]
