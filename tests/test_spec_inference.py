@@ -687,6 +687,29 @@ def k(a_ptr, M, K: tl.constexpr, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_M
     assert arithmetic_only(source, "k", {"K", "N", "BLOCK_K", "BLOCK_M"}) == {"K", "N"}
 
 
+def test_a_size_tested_only_for_divisibility_by_a_tile_is_arithmetic():
+    # ``K % BLOCK_K == 0`` (in a test, or a local passed on) is decided by the large value assumed
+    # for K, divisible by every tile, as a heuristic reading K is; ``L % BLOCK_K == 1`` is not that.
+    from autotune_rewrite.spec.param_uses import arithmetic_only
+
+    source = '''
+def _add(x, K, no_mask):
+    if no_mask:
+        return x
+    return x + K
+
+
+def k(a_ptr, K: tl.constexpr, J: tl.constexpr, L: tl.constexpr, BLOCK_K: tl.constexpr):
+    no_k_mask = K % BLOCK_K == 0
+    x = _add(tl.load(a_ptr + tl.arange(0, BLOCK_K)), K, no_k_mask)
+    if J % BLOCK_K == 0:
+        x += 1
+    if L % BLOCK_K == 1:
+        x += 2
+'''
+    assert arithmetic_only(source, "k", {"K", "J", "L"}) == {"J", "K"}
+
+
 def test_modes_are_constexprs_compared_with_literals_and_most_code_comes_first():
     from autotune_rewrite.spec.param_modes import modes_of
     from autotune_rewrite.spec.param_uses import arithmetic_only

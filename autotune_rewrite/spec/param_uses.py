@@ -98,8 +98,8 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], dep
                         static.add(t.id)
     for _ in range(4):
         for a in assigns:
-            if a.value is None:
-                continue
+            if a.value is None or _divisibility(a.value):
+                continue  # ``even_k = K % BLOCK_K == 0``: decided by the value assumed for K, as heuristics are
             used = _free_names(a.value)
             targets = a.targets if isinstance(a, ast.Assign) else [a.target]
             for t in targets:
@@ -126,6 +126,8 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], dep
 def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.FunctionDef, static: set[str],
                     helper_arithmetic) -> bool:
     child, parent = node, parents.get(id(node))
+    if isinstance(parent, ast.BinOp) and _divisibility(parents.get(id(parent))):
+        return True  # ``if K % BLOCK_K == 0:``: a large value divisible by every tile decides it
     while parent is not None and parent is not fn:
         if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and child is parent.test:
             # A branch on compile-time values decides what is compiled; one on runtime values
@@ -278,6 +280,13 @@ def tile_extents(kernel_source: str | None, kernel: str, names: set[str]) -> set
         read = {x.id for arg in shapes for x in ast.walk(arg) if isinstance(x, ast.Name)}
         found |= {n for n in names if read & derived[n]}
     return found
+
+
+def _divisibility(node: ast.AST | None) -> bool:
+    """``x % y == 0`` / ``!= 0``: whether a size divides by a tile."""
+    return (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+            and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mod)
+            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value == 0)
 
 
 # A block pointer's / tensor descriptor's global shape, strides and offsets: run-time values the
