@@ -9,7 +9,7 @@ where its cases set environment variables the repository reads, ``ENV``):
 1. ``capture --root REPO -- python THIS --drive DRIVER``: the driver's cases, each in its own
    process (a case that faults the GPU context cannot take the others with it), under the
    capture hooks, with a fresh Triton cache; ``cases.json`` says which ran;
-2. ``check FILES --arch sm_120 --arch sm_90 --format json`` on the files of the captured kernels,
+2. ``check FILE --kernel PATH::NAME --arch sm_120 --arch sm_90 --format json`` for each captured kernel,
    once on the repository as it is (zero configuration) and once on a copy holding the captured
    table as its ``autotune-rewrite.toml`` (exact);
 3. ``benchmarks/fidelity/compare.py`` over what 1 and 2 wrote (it also runs anywhere on the
@@ -132,10 +132,11 @@ def capture(corpus: Path, name: str, out: Path, work: Path, args: argparse.Names
             "capture_s": round(time.monotonic() - start, 1)}
 
 
-def captured_files(toml: Path) -> list[str]:
+def captured_kernels(toml: Path) -> list[str]:
+    """The ``path::name`` of every kernel the capture wrote a spec for."""
     doc = tomllib.loads(toml.read_text())
     tables = doc.get("kernels") or doc.get("tool", {}).get("autotune-rewrite", {}).get("kernels", [])
-    return sorted({t["kernel"].split("::")[0] for t in tables})
+    return sorted({t["kernel"] for t in tables})
 
 
 def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: float) -> dict:
@@ -144,7 +145,7 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
     toml = dest / "autotune-rewrite.toml"
     if not toml.is_file():
         return {"driver": name, "check": "nothing captured"}
-    files = captured_files(toml)
+    kernels = captured_kernels(toml)
     repo = corpus / driver.REPO
     exact_root = work / "exact" / driver.REPO
     if exact_root.exists():
@@ -154,17 +155,18 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
     env = _env(AUTOTUNE_REWRITE_CACHE_DIR=str(work / "ar-cache"))
     # The environment a driver's cases run in (``ENV``) is the deployment's: both checks are told it.
     told = [x for k, v in getattr(driver, "ENV", {}).items() for x in ("--env", f"{k}={v}")]
-    row = {"driver": name, "files": files, "env": getattr(driver, "ENV", {})}
+    row = {"driver": name, "kernels": kernels, "env": getattr(driver, "ENV", {})}
     for mode, root in (("zero_config", repo), ("exact", exact_root)):
         start, merged, exits = time.monotonic(), {"kernels": [], "depends": [], "errors": []}, []
-        for f in files:  # check takes one path: each file of a captured kernel, its JSON merged
-            res = _cli(["check", str(root / f), "--arch", "sm_120", "--arch", "sm_90", "--format", "json",
-                        "-j", str(jobs), *told], env, dest / "run.log", timeout)
+        for ident in kernels:  # only the captured kernels, each its own check, the JSON merged
+            path = ident.split("::")[0]
+            res = _cli(["check", str(root / path), "--kernel", ident, "--arch", "sm_120", "--arch", "sm_90",
+                        "--format", "json", "-j", str(jobs), *told], env, dest / "run.log", timeout)
             exits.append(res.returncode if res else "timeout")
             try:
                 doc = json.loads(res.stdout) if res is not None else {}
             except json.JSONDecodeError:
-                doc = {"errors": [{"path": f, "message": "no JSON on stdout"}]}
+                doc = {"errors": [{"path": path, "message": "no JSON on stdout"}]}
             for key in ("kernels", "depends", "errors"):
                 merged[key] += doc.get(key) or []
             merged["triton_version"] = doc.get("triton_version", merged.get("triton_version"))
