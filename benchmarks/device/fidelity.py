@@ -157,9 +157,16 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
     told = [x for k, v in getattr(driver, "ENV", {}).items() for x in ("--env", f"{k}={v}")]
     row = {"driver": name, "kernels": kernels, "env": getattr(driver, "ENV", {})}
     for mode, root in (("zero_config", repo), ("exact", exact_root)):
-        start, merged, exits = time.monotonic(), {"kernels": [], "depends": [], "errors": []}, []
+        start, exits = time.monotonic(), []
+        out = dest / f"check_{mode}.json"
+        # Each kernel's result is kept as it comes (a run stopped at its time limit keeps what it
+        # did), and a run over kept results checks only the kernels they lack.
+        merged = json.loads(out.read_text()) if out.is_file() else {"kernels": [], "depends": [], "errors": []}
+        done = {f"{k.get('path')}::{k.get('kernel')}" for k in merged["kernels"]}
         for ident in kernels:  # only the captured kernels, each its own check, the JSON merged
             path = ident.split("::")[0]
+            if f"{path}::{ident.split('::')[1].split(':')[0]}" in done:  # ``path::name:LINE`` idents too
+                continue
             res = _cli(["check", str(root / path), "--kernel", ident, "--arch", "sm_120", "--arch", "sm_90",
                         "--format", "json", "-j", str(jobs), *told], env, dest / "run.log", timeout)
             exits.append(res.returncode if res else "timeout")
@@ -170,9 +177,10 @@ def check(corpus: Path, name: str, out: Path, work: Path, jobs: int, timeout: fl
             for key in ("kernels", "depends", "errors"):
                 merged[key] += doc.get(key) or []
             merged["triton_version"] = doc.get("triton_version", merged.get("triton_version"))
+            out.write_text(json.dumps(merged, indent=1))
         row[f"{mode}_exits"] = exits
         row[f"{mode}_s"] = round(time.monotonic() - start, 1)
-        (dest / f"check_{mode}.json").write_text(json.dumps(merged, indent=1))
+        out.write_text(json.dumps(merged, indent=1))
     return row
 
 
