@@ -156,3 +156,45 @@ def test_dtypes_the_wrapper_asserts_are_the_tensors_dtypes(tmp_path):
     assert types["idx_ptr"] == "*i64"  # ``if counts.dtype != torch.int64: raise``
     assert types["cat_ptr"] == "*fp16" and "cat_ptr" in assumed  # a module constant of two 2-byte dtypes
     assert types["dk_ptr"] == "*bf16"  # fp16 or fp32: sizes differ, nothing stated (--assume-dtype)
+
+
+DOT_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+    b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b))
+'''
+
+DOT_WRAPPER = '''
+import torch
+
+from pkg.kernels import dot_kernel
+
+
+def gemm(a, b, c, use_cuda: bool):
+    a = a.view(-1, a.size(-1))
+    if use_cuda:
+        assert a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+    else:
+        assert a.dtype in (getattr(torch, "float8_e4m3fnuz", None),)
+    dot_kernel[(1,)](a, b, c, a.numel())
+'''
+
+
+def test_a_dot_operand_takes_the_dtype_its_partner_is_stated_to_have(tmp_path):
+    # every branch of the if checks a (all 1-byte fp8), a's rebinding keeps its dtype; b, only
+    # assumed, is the other operand of the same tl.dot: fp8 as well, listed as assumed.
+    site = one_site(tmp_path, DOT_KERNEL, textwrap.dedent(DOT_WRAPPER))
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=DOT_KERNEL).specs
+    types = dict(spec.types)
+    assert types["a_ptr"] == types["b_ptr"] == "*fp8e4nv"
+    (b,) = [a for a in spec.assumptions if a.parameter == "b_ptr"]
+    assert "other operand of a tl.dot with a_ptr" in b.source
+    assert types["c_ptr"] == "*bf16"  # not a dot operand: --assume-dtype

@@ -161,6 +161,7 @@ def resolve_specs(
             drafts = [d for draft in drafts for d in flag_ranges.both_ends(ctx, draft)]
     for d in drafts:
         cases.int8_operands(ctx, d, kernel_source)
+        cases.dot_partners(ctx, d, kernel_source)
         if exact:  # the configs' environment defaults are assumptions too: --exact makes none
             for name, default in site.environment:
                 d.lacking.append(f"${name}")

@@ -187,6 +187,22 @@ def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None
                              "assumed *i8"))
 
 
+def dot_partners(ctx: Context, draft: Draft, kernel_source: str | None) -> None:
+    """A ``tl.dot`` takes two operands of one dtype: where the code states one operand's pointer
+    type (``assert a.dtype == torch.float8_e4m3fn``) and the other's was only assumed, the other
+    takes the stated one (an fp8 GEMM's weight assumed bf16 doubled its tiles' shared memory)."""
+    from autotune_rewrite.spec.pointer_dtypes import dot_operand_pairs
+
+    for a, b in dot_operand_pairs(kernel_source, ctx.site.kernel):
+        for known, other in ((a, b), (b, a)):
+            k, o = draft.params.get(known), draft.params.get(other)
+            if (k is not None and o is not None and k.type.startswith("*") and k.source != "assumed"
+                    and o.source == "assumed" and o.type.startswith("*") and o.type != k.type):
+                draft.params[other] = ParamSpec(k.type, source="assumed", assumption=Assumption(
+                    other, k.type, f"the other operand of a tl.dot with {known} ({k.type}, stated by the code): "
+                                   "assumed the same dtype"))
+
+
 def _where(origin: str | Callable[[str], str], name: str) -> str:
     return f"{origin}: assume.{name}" if isinstance(origin, str) else f"assume.{name}"
 
@@ -267,4 +283,4 @@ def heuristic_values(ctx: Context, draft: Draft, heuristics: Sequence[Any]) -> t
     return tuple(out), assumptions
 
 
-__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "int8_operands", "meta_key", "stated", "sweep"]
+__all__ = ["MAX_SWEEP", "branches", "heuristic_values", "dot_partners", "int8_operands", "meta_key", "stated", "sweep"]
