@@ -12,8 +12,9 @@ go), ``KEEP`` (must stay) or ``FREE`` (either: rows the list's own filter or the
 
 The condition is an OR of ANDs of comparisons ``var == v``, ``var >= v``, ``var <= v`` (``>=`` and
 ``<=`` only over numbers; an interval inside a variable's values costs both). Smallest means the
-fewest comparisons, then the fewest OR-ed groups, then the first in a fixed order (variables in
-loop order, values ascending), so the same table always gives the same text. Two forms are
+fewest terms (the OR-ed AND groups: each names one family of rows, which is what a reader
+checks one by one), then the fewest literals (comparisons), then the first in a fixed order
+(variables in loop order, values ascending), so the same table always gives the same text. Two forms are
 searched: the rows that stay (written as is, ``if BLOCK_M <= 64 or num_stages <= 4``) and the
 rows that go (written negated, ``if not (BLOCK_M == 128 and num_stages == 7)``). A filter reads
 as what it keeps, as the comprehension's own ``if`` does, so the kept form is written unless the
@@ -64,12 +65,16 @@ class Condition:
         hit = any(all(t.holds(row) for t in g) for g in self.groups)
         return not hit if self.negated else hit
 
+    def parts(self) -> list[str]:
+        """Each group as Python, in order (``not (...)`` around them when ``negated``)."""
+        return [" and ".join(t.text() for t in g) for g in self.groups]
+
     def text(self) -> str:
         """The condition as Python (a comprehension's ``if`` clause; it binds looser than
         ``and`` only when it has several groups, see ``needs_parens``)."""
         if self.negated and self.terms == 1:
             return self.groups[0][0].text(negated=True)
-        inner = " or ".join(" and ".join(t.text() for t in g) for g in self.groups)
+        inner = " or ".join(self.parts())
         return f"not ({inner})" if self.negated else inner
 
     @property
@@ -165,8 +170,8 @@ def _groups(options, target: int, other: int, budget: _Budget) -> dict[int, tupl
 
 
 def _cover(groups: dict[int, tuple[Term, ...]], target: int, budget: _Budget):
-    """The cheapest set of groups covering every ``target`` row: (comparisons, groups) least."""
-    order = sorted(groups.items(), key=lambda kv: (len(kv[1]), -bin(kv[0]).count("1")))
+    """The cheapest set of groups covering every ``target`` row: (groups, comparisons) least."""
+    order = sorted(groups.items(), key=lambda kv: (-bin(kv[0]).count("1"), len(kv[1])))  # widest first
     best: list = [None, (1 << 30, 0)]
 
     def search(left: int, chosen: list, cost: tuple[int, int]) -> None:
@@ -179,12 +184,15 @@ def _cover(groups: dict[int, tuple[Term, ...]], target: int, budget: _Budget):
         row = left & -left  # the first row still to cover: some group must cover it
         for cover, group in order:
             if cover & row:
-                chosen.append(group)
-                search(left & ~cover, chosen, (cost[0] + len(group), cost[1] + 1))
+                chosen.append((cover, group))
+                search(left & ~cover, chosen, (cost[0] + 1, cost[1] + len(group)))
                 chosen.pop()
 
     search(target, [], (0, 0))
-    return best[0], best[1]
+    if best[0] is None:
+        return None, None
+    # Groups read in the list's order: by the first row each covers.
+    return [g for _, g in sorted(best[0], key=lambda cg: (cg[0] & -cg[0]).bit_length())], best[1]
 
 
 def _form(rows, labels, side: str, budget: _Budget):
@@ -197,8 +205,7 @@ def _form(rows, labels, side: str, budget: _Budget):
     groups = _groups(options, target, other, budget)
     if target & ~_union(groups):
         return None, None  # a target row no group separates from the other side
-    chosen, cost = _cover(groups, target, budget)
-    return chosen, cost
+    return _cover(groups, target, budget)
 
 
 def _union(groups) -> int:

@@ -49,7 +49,7 @@ def test_one_dead_combination_is_named_when_that_is_shorter():
     rows = _table(m=[64, 128], n=[32, 64], s=[3, 4, 7], w=[4, 8])
     labels = [DEAD if (r["m"], r["s"]) == (128, 7) else KEEP for r in rows]
     cond = smallest_condition(rows, labels)
-    # Kept would be "m == 64 or s <= 4": also 2 comparisons, but 2 groups: the one group wins.
+    # Kept would be "m == 64 or s <= 4": two terms (groups) against one.
     assert cond.text() == "not (m == 128 and s == 7)"
     _exact(rows, labels, cond)
 
