@@ -82,3 +82,14 @@ def test_a_loop_over_a_conditional_records_the_branch_the_target_takes():
     stages = pm.span(pm.module_bindings()["STAGES"][0].orelse)
     assert [(ch.sequence, ch.index) for c in outcome(ev, pm, node).value for ch in c.choices] == [(stages, 0), (stages, 1)]
 
+
+def test_a_comprehension_evaluated_row_by_row():
+    from autotune_rewrite.evaluate import loop_table
+
+    pm, ev, node = _product("CONFIGS")
+    rows = loop_table.rows(ev, pm, node)
+    # Its own ``if`` drops m=128 w=8: those combinations are not rows.
+    assert [r.values for r in rows][:3] == [(("m", 64), ("s", 3), ("w", 4)), (("m", 64), ("s", 3), ("w", 8)),
+                                           (("m", 64), ("s", 4), ("w", 4))]
+    assert len(rows) == 9 and all(r.bindings["m"] * r.bindings["w"] <= 512 for r in rows)
+    assert rows[4].item.num_stages == 7 and rows[4].item.choices  # the scan's own config, with its elements
