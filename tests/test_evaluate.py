@@ -80,7 +80,8 @@ def test_a_loop_over_a_conditional_records_the_branch_the_target_takes():
     assert (configs[2].choices[1].sequence, configs[2].choices[1].index) == (cuda, 1)
     pm, ev, node = _product("AGAIN")  # through a module-level name bound to a conditional
     stages = pm.span(pm.module_bindings()["STAGES"][0].orelse)
-    assert [(ch.sequence, ch.index) for c in outcome(ev, pm, node).value for ch in c.choices] == [(stages, 0), (stages, 1)]
+    made = [(ch.sequence, ch.index) for c in outcome(ev, pm, node).value for ch in c.choices]
+    assert made == [(stages, 0), (stages, 1)]
 
 
 def test_a_comprehension_evaluated_row_by_row():
