@@ -131,3 +131,33 @@ def test_no_guard_is_composed_with_a_pruner_the_scan_cannot_run(tmp_path, cache)
     proc = cli("diff", "--variant", "prune", "--check", *FLEET, ".", cwd=root, cache=cache)
     assert proc.returncode == 1 and proc.stdout == ""
     assert "early_config_prune `_by_size` cannot be run statically" in proc.stderr
+
+
+# The fixture's four configs written as a product: n=256 makes the sm_90-only tile (r=2) and the
+# tile dead everywhere (r=1), r=1 makes the two small ones too, so no loop element can go.
+PRODUCT = '''    configs=[
+        triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
+                      num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
+        for n in [64, 128, 256]
+        for r in [1, 2]
+        if r == 1 or n == 256
+    ],
+'''
+
+
+def test_a_product_loses_the_config_dead_everywhere_by_a_condition_and_guards_the_other(tmp_path, cache):
+    def edit(text: str) -> str:
+        start, end = text.index("    configs=["), text.index("    key=")
+        return text[:start] + PRODUCT + text[end:]
+
+    root = _repo(tmp_path, edit)
+    rc, before = _launches(root, cache)
+    assert before["sm_120"] == {SMALL: True, MID: True, SM90_ONLY: False, NOWHERE: False}
+    _patch(root, cache)
+    text = (root / "gemm.py").read_text()
+    # Dead on every target: dropped by the condition; dead on sm_120 only: kept, guarded there.
+    assert "        if (r == 1 or n == 256) and not (n == 256 and r == 1)\n" in text
+    assert '({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 8, 4),' in text
+    rc, after = _launches(root, cache)
+    assert rc == 0 and after["sm_120"] == {SMALL: True, MID: True}
+    assert after["sm_90"] == {k: v for k, v in before["sm_90"].items() if v}
