@@ -66,8 +66,12 @@ class Condition:
         return not hit if self.negated else hit
 
     def parts(self) -> list[str]:
-        """Each group as Python, in order (``not (...)`` around them when ``negated``)."""
-        return [" and ".join(t.text() for t in g) for g in self.groups]
+        """Each group as Python, in order (``not (...)`` around them when ``negated``); with several
+        groups, each of several comparisons in parentheses, so the grouping is read, not recalled."""
+        texts = [" and ".join(t.text() for t in g) for g in self.groups]
+        if len(texts) < 2:
+            return texts
+        return [f"({t})" if len(g) > 1 else t for g, t in zip(self.groups, texts)]
 
     def text(self) -> str:
         """The condition as Python (a comprehension's ``if`` clause; it binds looser than

@@ -23,11 +23,11 @@ def kernel(decorator: str, above: str = "", imports: str = "") -> str:
     return f"{imports}{HEAD}{above}{gap}{decorator}\n@triton.jit\n{projection_def('proj_kernel')}"
 
 
-def repo(tmp_path: Path, files: dict[str, str]) -> Path:
+def repo(tmp_path: Path, files: dict[str, str], line_length: int = 120) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
     # The formatters' own settings, as many kernel repositories have them (the kernel's lines are long).
-    formatters = "[tool.black]\nline-length = 120\n\n[tool.ruff]\nline-length = 120\n\n"
+    formatters = f"[tool.black]\nline-length = {line_length}\n\n[tool.ruff]\nline-length = {line_length}\n\n"
     (root / "pyproject.toml").write_text(formatters + PROJECTION_SETTINGS.replace("KERNEL", "proj_kernel"))
     for name, text in files.items():
         (root / name).write_text(text)

@@ -156,7 +156,7 @@ def test_a_product_loses_the_config_dead_everywhere_by_a_condition_and_guards_th
     _patch(root, cache)
     text = (root / "gemm.py").read_text()
     # Dead on every target: dropped by the condition; dead on sm_120 only: kept, guarded there.
-    assert "        if (r == 1 or n == 256) and not (n == 256 and r == 1)\n" in text
+    assert "        if r == 1 or n == 256\n        if not (n == 256 and r == 1)\n" in text
     assert '({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 8, 4),' in text
     rc, after = _launches(root, cache)
     assert rc == 0 and after["sm_120"] == {SMALL: True, MID: True}

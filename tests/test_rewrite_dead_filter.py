@@ -78,14 +78,27 @@ LOOSE = '''@triton.autotune(
 )'''
 
 
-def test_an_or_in_the_existing_if_is_parenthesised_before_the_condition_is_added(tmp_path, cache):
+def test_a_comprehension_written_one_clause_per_line_gets_its_own_if_line(tmp_path, cache):
     src = kernel(LOOSE)
     root = repo(tmp_path, {"proj.py": src})
     run, changed = diff(root, cache)
-    assert changed["proj.py"].after == src.replace(
-        "if bd < 256 or s < 2\n", "if (bd < 256 or s < 2) and not (bd == 128 and s == 4)\n")
-    assert "extended the `if` of the innermost `for`" in rewrite_note(run.notes[0])
+    # The user's filter stays byte for byte; the diff is one added clause (two ifs are an and).
+    assert changed["proj.py"].after == src.replace("if bd < 256 or s < 2\n", f"if bd < 256 or s < 2\n        {CONDITION}\n")
+    assert rewrite_note(run.notes[0]).startswith("proj.py:9: added `if not (bd == 128 and s == 4)`")
     assert formatted(patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+ONE_LINE = "\nC = [triton.Config({'BLOCK_D': b}, num_stages=s) for b in [64, 128] for s in [2, 4] if b < 256 or s < 2]"
+
+
+def test_a_one_line_comprehension_has_its_or_filter_parenthesised_and_extended(tmp_path, cache):
+    src = kernel('@triton.autotune(configs=C, key=["D"])', above=ONE_LINE)
+    root = repo(tmp_path, {"proj.py": src})
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert changed["proj.py"].after == src.replace(
+        "if b < 256 or s < 2]", "if (b < 256 or s < 2) and not (b == 128 and s == 4)]")
+    assert "extended the `if` of the innermost `for`" in rewrite_note(run.notes[0])
 
 
 HIP = '''
@@ -157,3 +170,34 @@ def test_rows_a_later_filter_drops_may_go_either_way(tmp_path, cache):
     assert "1 combination the list's later filter or early_config_prune drops anyway may go either way" in \
         rewrite_note(note)
     assert formatted(patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
+
+
+LONG_NAMES = '''import triton
+
+
+def proj_configs():
+    return [
+        triton.Config(
+            {"BLOCK_D": projection_block_size},
+            num_warps=4,
+            num_stages=pipeline_stage_count,
+        )
+        for projection_block_size in [64, 128, 256]
+        for pipeline_stage_count in [2, 4]
+    ]
+'''
+
+
+def test_a_condition_past_the_line_length_is_split_where_the_formatters_split_it(tmp_path, cache):
+    root = repo(tmp_path, {"cfg.py": LONG_NAMES, "proj.py": USES_HELPER}, line_length=88)
+    assert formatted(root / "cfg.py") == {"black": True, "ruff": True}
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    # Dead: 128 s4 and 256 at both counts; the kept form ties with the dropped one and is written.
+    assert changed["cfg.py"].after == LONG_NAMES.replace("in [2, 4]\n", (
+        "in [2, 4]\n"
+        "        if (\n"
+        "            projection_block_size == 64\n"
+        "            or (projection_block_size <= 128 and pipeline_stage_count == 2)\n"
+        "        )\n"))
+    assert formatted(patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}

@@ -159,39 +159,43 @@ def filter_edits(site: AutotuneSite, kept: Seq[int], load: Callable[[str], Parse
 
 
 def _edits(pf: ParsedFile, comp, cond: Condition, why: str) -> tuple[str, list[Edit], bool, int]:
-    """(the condition as inserted, the edits, whether an ``if`` was extended, the ``for``'s line)."""
+    """(the condition as inserted, the edits, whether an ``if`` was extended, the ``for``'s line).
+
+    A comprehension written one clause per line (as black writes a long one) gets the condition
+    as an ``if`` line of its own after the innermost ``for`` and its ``if``s: the diff is that
+    one added clause and the user's own filter stays as written (two ``if`` clauses are an
+    ``and``). A comprehension on one line has its ``if`` extended with ``and`` instead."""
     last = loop_table.fors(comp)[-1]
     for_at = pf.text.rindex("for", 0, pf.offsets(last.target)[0])
     line = pf.src.line_of(for_at)
-    before: list[Edit] = []
-    if last.ifs:  # ``if a`` -> ``if a and <cond>``; ``if a or b`` -> ``if (a or b) and <cond>``
-        test = last.ifs[-1].test
-        start, at = pf.outer_offsets(test)
-        loose = isinstance(test, _LOOSE) or isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)
-        if loose and not test.lpar:
-            before = [Edit(start, start, "(", why)]
-        lead = ") and " if before else " and "
-        core = f"({cond.text()})" if cond.needs_parens else cond.text()
-    else:
-        at = pf.outer_offsets(last.iter)[1]
-        own_line = pf.src.only_whitespace(pf.src.line_start(for_at), for_at)  # one clause per line, as black writes
-        lead = f"{pf.src.newline}{pf.src.indent_at(for_at)}if " if own_line else " if "
-        core = cond.text()
-    core = _wrapped(pf, at, lead, core, cond)
-    return core, [*before, Edit(at, at, lead + core, why)], bool(last.ifs), line
+    end = pf.outer_offsets(last.ifs[-1].test if last.ifs else last.iter)[1]
+    if pf.src.only_whitespace(pf.src.line_start(for_at), for_at):
+        indent = pf.src.indent_at(for_at)
+        core = _wrapped(cond, len(indent) + len("if "), indent, pf.indent_unit(), pf.src.newline)
+        return core, [Edit(end, end, f"{pf.src.newline}{indent}if {core}", why)], False, line
+    if not last.ifs:
+        return cond.text(), [Edit(end, end, f" if {cond.text()}", why)], False, line
+    test = last.ifs[-1].test
+    core = f"({cond.text()})" if cond.needs_parens else cond.text()
+    loose = isinstance(test, _LOOSE) or isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)
+    if loose and not test.lpar:  # ``if a or b`` -> ``if (a or b) and <cond>``
+        start = pf.outer_offsets(test)[0]
+        return core, [Edit(start, start, "(", why), Edit(end, end, f") and {core}", why)], True, line
+    return core, [Edit(end, end, f" and {core}", why)], True, line
 
 
-def _wrapped(pf: ParsedFile, at: int, lead: str, core: str, cond: Condition) -> str:
-    """``core`` one group per line inside its parentheses when the line would pass ``LINE``, as
-    black splits a long clause at its last bracket."""
-    head = lead.rsplit("\n", 1)[1] if "\n" in lead else pf.text[pf.src.line_start(at):at] + lead
-    rest = pf.text[at:pf.src.line_end(at)].rstrip("\r\n")
-    if len(head) + len(core) + len(rest) <= LINE or len(cond.groups) < 2 or not core.endswith(")"):
-        return core
-    indent = pf.src.indent_at(at) if "\n" not in lead else lead.rsplit("\n", 1)[1][: -len("if ")]
-    inner, nl = indent + pf.indent_unit(), pf.src.newline
-    opening = "not (" if cond.negated else "("
-    return opening + nl + inner + f"{nl}{inner}or ".join(cond.parts()) + nl + indent + ")"
+def _wrapped(cond: Condition, at: int, indent: str, unit: str, nl: str) -> str:
+    """The condition on one line when it fits ``LINE`` from column ``at``, else inside its
+    parentheses one operand per line, ``or`` (or, for one group, ``and``) leading, which is
+    where black and ruff format split it."""
+    text = cond.text()
+    if at + len(text) <= LINE or (cond.terms < 2):
+        return text
+    parts = cond.parts() if len(cond.groups) > 1 else [t.text() for t in cond.groups[0]]
+    joint = " or " if len(cond.groups) > 1 else " and "
+    inner = indent + unit
+    body = f"{nl}{inner}{joint.strip()} ".join(parts)
+    return f"{'not (' if cond.negated else '('}{nl}{inner}{body}{nl}{indent})"
 
 
 def _prove(text: str, values, labels) -> None:
