@@ -200,4 +200,5 @@ def test_a_condition_past_the_line_length_is_split_where_the_formatters_split_it
         "            projection_block_size == 64\n"
         "            or (projection_block_size <= 128 and pipeline_stage_count == 2)\n"
         "        )\n"))
+    assert "(it says which combinations stay)" in rewrite_note(run.notes[0])
     assert formatted(patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
