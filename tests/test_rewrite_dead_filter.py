@@ -202,3 +202,25 @@ def test_a_condition_past_the_line_length_is_split_where_the_formatters_split_it
         "        )\n"))
     assert "(it says which combinations stay)" in rewrite_note(run.notes[0])
     assert formatted(patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
+
+
+NAMED_LOOPS = '''
+BLOCKS = [64, 128]
+STAGES = [2, 4]'''
+
+NAMED_SITE = '''@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)
+        for bd in BLOCKS
+        for s in STAGES
+    ],
+    key=["D"],
+)'''
+
+
+def test_loops_over_module_level_lists_get_the_condition_and_the_lists_stay(tmp_path, cache):
+    src = kernel(NAMED_SITE, above=NAMED_LOOPS)
+    root = repo(tmp_path, {"proj.py": src})
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert changed["proj.py"].after == src.replace("for s in STAGES\n", f"for s in STAGES\n        {CONDITION}\n")

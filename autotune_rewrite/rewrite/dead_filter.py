@@ -43,25 +43,35 @@ def _key(c: ConfigValue) -> tuple:
     return config_key(c), c.choices
 
 
-def _find(load: Callable[[str], ParsedFile], choice: ElementChoice) -> tuple[ParsedFile, cst.CSTNode] | None:
-    """The innermost comprehension whose loops iterate over ``choice``'s literal."""
-    pf = load(choice.path)
-    at = pf.src.span_offsets(choice.sequence)[0]
-    found = None
-    for comp in pf.walk(loop_table.COMPREHENSIONS):
-        if any(pf.outer_offsets(f.iter)[0] <= at < pf.outer_offsets(f.iter)[1] for f in loop_table.fors(comp)):
-            found = comp  # source order: a comprehension inside another's loop comes later
-    return (pf, found) if found is not None else None
-
-
-def _sequences(pf: ParsedFile, comp) -> set[tuple[str, object]]:
-    """Every literal inside the loops' iterables (both branches of a conditional): a config whose
+def _literals(pf: ParsedFile, comp, nodes, bound) -> set[tuple[str, object]]:
+    """Every literal the loops iterate over: written in an iterable (both branches of a
+    conditional), or bound once at module level to a name an iterable reads. A config whose
     elements come from one of them was made by this comprehension."""
     out = set()
     for f in loop_table.fors(comp):
         lo, hi = pf.outer_offsets(f.iter)
-        out.update((pf.path, pf.span(n)) for n in pf.walk((cst.List, cst.Tuple)) if lo <= pf.offsets(n)[0] < hi)
+        for n, at in nodes:
+            values = (bound.get(n.value, []) if isinstance(n, cst.Name) else [n]) if lo <= at < hi else []
+            if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
+                out.add((pf.path, pf.span(values[0])))
     return out
+
+
+def _find(load: Callable[[str], ParsedFile], choices: Seq[ElementChoice]) -> tuple | None:
+    """The innermost comprehension whose loops iterate over one of ``choices``' literals, and its literals."""
+    for choice in choices:
+        pf = load(choice.path)
+        bound: dict[str, list] = {}  # module-level ``NAME = value``
+        for stmt in pf.module.body:
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and [type(t.target) for t in small.targets] == [cst.Name]:
+                    bound.setdefault(small.targets[0].target.value, []).append(small.value)
+        nodes = [(n, pf.offsets(n)[0]) for n in pf.walk((cst.List, cst.Tuple, cst.Name))]
+        found = [(c, lits) for c in pf.walk(loop_table.COMPREHENSIONS)
+                 if (choice.path, choice.sequence) in (lits := _literals(pf, c, nodes, bound))]
+        if found:  # source order: a comprehension inside another's loop comes later
+            return pf, *found[-1]
+    return None
 
 
 def _no_imports(fq: str):
@@ -121,11 +131,10 @@ def filter_edits(site: AutotuneSite, kept: Seq[int], load: Callable[[str], Parse
     dead = [i for i in range(len(configs)) if i not in keep]
     if not dead or any(not configs[i].choices for i in dead):
         return refusal
-    found = _find(load, configs[dead[0]].choices[0])
+    found = _find(load, configs[dead[0]].choices)
     if found is None:
         return refusal
-    pf, comp = found
-    seqs = _sequences(pf, comp)
+    pf, comp, seqs = found
     if any(not {(ch.path, ch.sequence) for ch in configs[i].choices} & seqs for i in dead):
         return refusal  # dead configs of another list too
     rows = _rows(pf, comp, site)
