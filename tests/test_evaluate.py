@@ -45,3 +45,52 @@ def test_answers_are_pluggable_per_target():
     cuda = DEFAULT_ANSWERS.extended(values={"torch.version.hip": None})
     assert _value("HIP", cuda) == Known(None)
     assert _value("LOG2E", cuda) == Known(3.0)  # the defaults stay
+
+
+PRODUCT = """\
+import torch
+import triton
+
+STAGES = [2] if torch.version.hip else [3, 4]
+CONFIGS = [
+    triton.Config({"BLOCK_M": m}, num_stages=s, num_warps=w)
+    for m in [64, 128]
+    for s in ([1] if torch.version.hip else [3, 4, 7])
+    for w in [4, 8]
+    if m * w <= 512
+]
+AGAIN = [triton.Config({"BLOCK_M": 64}, num_stages=s) for s in STAGES]
+"""
+
+
+def _product(name: str):
+    from autotune_rewrite.targets import resolve_target
+
+    pm = ParsedModule.parse("pkg/p.py", PRODUCT, "pkg.p", False)
+    ev = Evaluator(resolve=lambda fq: None, answers=DEFAULT_ANSWERS.for_target(resolve_target("sm_120")))
+    (node,) = pm.module_bindings()[name]
+    return pm, ev, node
+
+
+def test_a_loop_over_a_conditional_records_the_branch_the_target_takes():
+    pm, ev, node = _product("CONFIGS")
+    configs = outcome(ev, pm, node).value
+    cuda = pm.span(node.for_in.inner_for_in.iter.orelse)  # ``[3, 4, 7]``, the branch sm_120 takes
+    assert [c.num_stages for c in configs[0:6:2]] == [3, 4, 7]  # m=64, w=4
+    assert (configs[2].choices[1].sequence, configs[2].choices[1].index) == (cuda, 1)
+    pm, ev, node = _product("AGAIN")  # through a module-level name bound to a conditional
+    stages = pm.span(pm.module_bindings()["STAGES"][0].orelse)
+    made = [(ch.sequence, ch.index) for c in outcome(ev, pm, node).value for ch in c.choices]
+    assert made == [(stages, 0), (stages, 1)]
+
+
+def test_a_comprehension_evaluated_row_by_row():
+    from autotune_rewrite.evaluate import loop_table
+
+    pm, ev, node = _product("CONFIGS")
+    rows = loop_table.rows(ev, pm, node)
+    # Its own ``if`` drops m=128 w=8: those combinations are not rows.
+    assert [r.values for r in rows][:3] == [(("m", 64), ("s", 3), ("w", 4)), (("m", 64), ("s", 3), ("w", 8)),
+                                           (("m", 64), ("s", 4), ("w", 4))]
+    assert len(rows) == 9 and all(r.bindings["m"] * r.bindings["w"] <= 512 for r in rows)
+    assert rows[4].item.num_stages == 7 and rows[4].item.choices  # the scan's own config, with its elements

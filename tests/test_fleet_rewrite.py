@@ -131,3 +131,71 @@ def test_no_guard_is_composed_with_a_pruner_the_scan_cannot_run(tmp_path, cache)
     proc = cli("diff", "--variant", "prune", "--check", *FLEET, ".", cwd=root, cache=cache)
     assert proc.returncode == 1 and proc.stdout == ""
     assert "early_config_prune `_by_size` cannot be run statically" in proc.stderr
+
+
+# The fixture's four configs written as a product: n=256 makes the sm_90-only tile (r=2) and the
+# tile dead everywhere (r=1), r=1 makes the two small ones too, so no loop element can go.
+PRODUCT = '''    configs=[
+        triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
+                      num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
+        for n in [64, 128, 256]
+        for r in [1, 2]
+        if r == 1 or n == 256
+    ],
+'''
+
+
+def test_a_product_loses_the_config_dead_everywhere_by_a_condition_and_guards_the_other(tmp_path, cache):
+    def edit(text: str) -> str:
+        start, end = text.index("    configs=["), text.index("    key=")
+        return text[:start] + PRODUCT + text[end:]
+
+    root = _repo(tmp_path, edit)
+    rc, before = _launches(root, cache)
+    assert before["sm_120"] == {SMALL: True, MID: True, SM90_ONLY: False, NOWHERE: False}
+    _patch(root, cache)
+    text = (root / "gemm.py").read_text()
+    # Dead on every target: dropped by the condition; dead on sm_120 only: kept, guarded there.
+    assert "        if r == 1 or n == 256\n        if not (n == 256 and r == 1)\n" in text
+    assert '({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 8, 4),' in text
+    rc, after = _launches(root, cache)
+    assert rc == 0 and after["sm_120"] == {SMALL: True, MID: True}
+    assert after["sm_90"] == {k: v for k, v in before["sm_90"].items() if v}
+
+
+DEVICE_FILTERED = '''import torch
+
+
+def _keep(c):  # sm_90 times only the 8-warp tiles
+    return torch.cuda.get_device_capability()[0] != 9 or c.num_warps == 8
+
+
+CONFIGS = [
+    triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
+                  num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
+    for n in [64, 128, 256]
+    for r in [1, 2]
+    if r == 1 or n == 256
+]
+
+
+'''
+
+
+def test_a_product_whose_filter_asks_the_device_keeps_what_the_other_target_reads(tmp_path, cache):
+    """sm_90's filter drops the 4-warp tile, so each target takes its own list of the product: a
+    condition for sm_120 would also drop rows sm_90 times (and the other way round). Until both
+    are decided together (issue 21 item 2) each branch is refused, naming the condition."""
+    def edit(text: str) -> str:
+        start, end = text.index("    configs=["), text.index("    key=")
+        head = text[:start].replace("@triton.autotune(", DEVICE_FILTERED + "@triton.autotune(")
+        return head + "    configs=list(filter(_keep, CONFIGS)),\n" + text[end:]
+
+    root = _repo(tmp_path, edit)
+    before = (root / "gemm.py").read_text()
+    proc = cli("diff", "--variant", "prune", "--check", *FLEET, ".", cwd=root, cache=cache)
+    assert proc.returncode == 1 and proc.stdout == ""  # nothing would change: no wrong edit either
+    assert "on sm_120 (configs chosen by a device query" in proc.stderr
+    assert "gemm.py::gemm_kernel on sm_90 also reads the list" in proc.stderr
+    assert "for this kernel alone, `not (" in proc.stderr
+    assert (root / "gemm.py").read_text() == before

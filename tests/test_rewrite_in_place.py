@@ -10,24 +10,12 @@ pass ``black --check`` and ``ruff format --check`` too.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from projection_kernel import PROJECTION_SETTINGS, projection_def
-from rewrite_e2e import commit_tree
+from projection_repo import (
+    HEAD, diff as _diff, formatted as _formatted, kernel as _kernel, patched as _patched, repo as _repo,
+)
 
 from autotune_rewrite.output.explain_rewrite import rewrite_note, why as worded
-from autotune_rewrite.rewrite.diff import run_rewrites
-
-HEAD = "import triton\nimport triton.language as tl\n"
-
-
-def _kernel(decorator: str, above: str = "", imports: str = "") -> str:
-    gap = "\n\n\n" if above else "\n\n"  # two blank lines before a top-level def, as black writes
-    return f"{imports}{HEAD}{above}{gap}{decorator}\n@triton.jit\n{projection_def('proj_kernel')}"
 
 
 HELPER = '''import triton
@@ -52,7 +40,21 @@ PRODUCT = ("@triton.autotune(\n"
            '    configs=[triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s) for bd, s in itertools.product(BLOCKS, [2, 4])],\n'
            '    key=["D"],\n)')
 
-ENTANGLED_HELPER = '''import itertools
+# Dead BLOCK_D=128 s4 shares 128 with a launchable config and 4 with another; nested ``for``
+# statements, not a comprehension, so no condition can be added either (``dead_filter``).
+ENTANGLED_HELPER = '''import triton
+
+
+def proj_configs():
+    out = []
+    for bd in [64, 128]:
+        for s in [2, 4]:
+            out.append(triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s))
+    return out
+'''
+
+# The same product as a comprehension: the dead combination goes by a condition.
+ENTANGLED_COMPREHENSION = '''import itertools
 
 import triton
 
@@ -63,41 +65,6 @@ def proj_configs():
         for bd, s in itertools.product([64, 128], [2, 4])
     ]
 '''
-
-
-def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    # The formatters' own settings, as many kernel repositories have them (the kernel's lines are long).
-    formatters = "[tool.black]\nline-length = 120\n\n[tool.ruff]\nline-length = 120\n\n"
-    (root / "pyproject.toml").write_text(formatters + PROJECTION_SETTINGS.replace("KERNEL", "proj_kernel"))
-    for name, text in files.items():
-        (root / name).write_text(text)
-    return commit_tree(root)
-
-
-def _formatted(path: Path) -> dict[str, bool]:
-    """Whether black and ruff's formatter leave ``path`` as it is."""
-    out = {}
-    for tool, args in (("black", ["-m", "black", "--check", "-q"]), ("ruff", ["-m", "ruff", "format", "--check", "-q"])):
-        proc = subprocess.run([sys.executable, *args, str(path)], capture_output=True, text=True, cwd=path.parent)
-        assert proc.returncode in (0, 1), proc.stderr  # 2: the formatter itself failed
-        out[tool] = proc.returncode == 0
-    return out
-
-
-def _diff(root: Path, cache: Path, **kw):
-    run = run_rewrites(root, "prune", workers=2, cache_dir=cache, display_path=".", **kw)
-    return run, {c.path: c for c in run.changes}
-
-
-def _patched(tmp_path: Path, root: Path, run) -> Path:
-    """A copy of ``root`` with the run's changes written (the user's tree is never written)."""
-    out = tmp_path / "patched"
-    shutil.copytree(root, out, ignore=shutil.ignore_patterns(".git"))
-    for c in run.changes:
-        (out / c.path).write_text(c.after)
-    return out
 
 
 @pytest.fixture(autouse=True)
@@ -159,8 +126,8 @@ def test_no_minimal_in_place_edit_is_said_and_nothing_changes(tmp_path, cache):
     assert ident == "proj.py::proj_kernel"
     assert why.startswith(
         "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone, every element it is made from "
-        "also makes a config that launches (removing `128` at cfg.py:9 also removes BLOCK_D=128 w4 s2; removing `4` "
-        "at cfg.py:9 also removes BLOCK_D=64 w4 s4)")
+        "also makes a config that launches (removing `128` at cfg.py:6 also removes BLOCK_D=128 w4 s2; removing `4` "
+        "at cfg.py:7 also removes BLOCK_D=64 w4 s4)")
     assert "--inline-configs" in why
     assert run.exit_code == 1  # a change is needed and cannot be made
 
@@ -174,7 +141,7 @@ def test_the_inline_fallback_removes_the_helper_and_imports_it_left_unused(tmp_p
     assert "from cfg import proj_configs" not in after and after.startswith(HEAD)
     assert 'triton.Config({"BLOCK_D": 128}, num_warps=4, num_stages=2)' in after
     assert 'num_stages=4' in after and '"BLOCK_D": 128}, num_warps=4, num_stages=4' not in after
-    assert changed["cfg.py"].after == ""  # the helper and both imports only it used
+    assert changed["cfg.py"].after == ""  # the helper and the import only it used
     assert any("no minimal in-place edit" in rewrite_note(n) for n in run.notes)
     # The one-line decorator is exploded as the formatters write a call holding a multi-line list.
     assert '@triton.autotune(\n    configs=[\n        triton.Config({"BLOCK_D": 64}, num_warps=4, num_stages=2),\n' in after
@@ -302,3 +269,21 @@ def test_a_list_the_hip_branch_also_reads_is_not_edited_for_cuda(tmp_path, cache
                           "change, and it cannot): no minimal in-place edit: the list (proj.py:12) is bound to a "
                           "name also read elsewhere (`base` read at proj.py:18)")
     assert "--inline-configs" not in why  # an inline list would replace the HIP branch too
+
+
+def test_apply_writes_the_comprehension_condition_on_its_branch_and_says_why(tmp_path, cache):
+    from rewrite_e2e import cli, git
+
+    proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
+    root = _repo(tmp_path, {"cfg.py": ENTANGLED_COMPREHENSION, "proj.py": proj})
+    head = git(root, "rev-parse", "HEAD").strip()
+    proc = cli("apply", "--variant", "prune", ".", cwd=root, cache=cache, check_rc=0)
+    branch, body_path = proc.stdout.strip().split("\t")
+    assert branch == "autotune-rewrite/sm_120/proj_kernel-prune"
+    assert git(root, "diff", "--name-only", head, branch).split() == ["cfg.py"]  # the decorator is unchanged
+    assert git(root, "show", f"{branch}:cfg.py") == ENTANGLED_COMPREHENSION.replace(
+        "[2, 4])\n", "[2, 4])\n        if not (bd == 128 and s == 4)\n")
+    assert (root / "cfg.py").read_text() == ENTANGLED_COMPREHENSION  # the checkout is never written
+    text = open(body_path).read()
+    assert "cfg.py:9: added `if not (bd == 128 and s == 4)` to the innermost `for`" in text
+    assert "it drops the 1 config that cannot launch (BLOCK_D=128 w4 s4) and keeps the other 3" in text

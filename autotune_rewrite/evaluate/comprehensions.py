@@ -35,8 +35,9 @@ class Comprehensions:
     def looping(self, pm, node, env):
         """(item, its literal elements) for each item of the iterable ``node``; while the caller
         handles one, its elements are on ``self.choices``."""
+        node = self.taken(pm, node, env)  # ``for s in ([1] if is_hip() else [3, 4, 7])``: the branch taken
         items = iterable(self.eval(pm, node, env))
-        of = choices_of(pm, node, env, len(items))
+        of = choices_of(pm, node, env, len(items), lambda n, scope: self.taken(pm, n, scope))
         for k, item in enumerate(items):
             mine = of(k)
             self.choices.extend(mine)

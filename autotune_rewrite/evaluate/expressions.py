@@ -266,15 +266,23 @@ class Evaluator(CallForms, HelperCalls, NameLookup, ClassCalls, DataFiles, Compr
             left = right
         return True
 
+    def taken(self, pm, n, env):
+        """The branch ``a if c else b`` takes here (nested ones followed); any other node as is.
+        A loop over it iterates that branch's literal, so its configs record that branch's
+        elements (``provenance``), never the other one's."""
+        while isinstance(n, cst.IfExp):
+            # Never the union of both branches: configs no target sees would be judged and emitted.
+            try:
+                test = self.test(pm, n.test, env)
+            except (Pending, TargetQuery, UnansweredQuery):
+                raise
+            except Unresolved:
+                raise Unresolved(unknowns.runtime_branch(short(pm, n.test))) from None
+            n = n.body if test else n.orelse
+        return n
+
     def _e_IfExp(self, pm, n, env):
-        # Never the union of both branches: configs no target sees would be judged and emitted.
-        try:
-            test = self.test(pm, n.test, env)
-        except (Pending, TargetQuery, UnansweredQuery):
-            raise
-        except Unresolved:
-            raise Unresolved(unknowns.runtime_branch(short(pm, n.test))) from None
-        return self.eval(pm, n.body if test else n.orelse, env)
+        return self.eval(pm, self.taken(pm, n, env), env)
 
     def _e_Subscript(self, pm, n, env):
         obj = self.eval(pm, n.value, env)

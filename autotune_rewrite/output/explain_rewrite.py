@@ -250,7 +250,24 @@ def rewrite_note(n: rf.Note) -> str:
         return f"{n.path}:{n.line}: {no_in_place_edit(n.fact, inline_hint=False)}"
     if isinstance(n, rf.DataFileNote):
         return f"{n.note}; {data_file_note(n.files)}"
+    if isinstance(n, rf.FilterNote):
+        return filter_note(n)
     return n
+
+
+def filter_note(n: rf.FilterNote) -> str:
+    """A condition added to a comprehension: which rows went, why no element could, the condition."""
+    k = len(n.dropped)
+    how = f"extended the `if` of the innermost `for` with `{n.condition}`" if n.extended else \
+        f"added `if {n.condition}` to the innermost `for`"
+    form = ("written as the combinations that go, being shorter than the ones that stay" if n.negated
+            else "it says which combinations stay")
+    free = (f"; {n.free} combination{'s' if n.free != 1 else ''} the list's later filter or early_config_prune "
+            "drops anyway may go either way" if n.free else "")
+    cause = f" (removing {', '.join(n.entangled)} would also remove configs that launch)" if n.entangled else ""
+    return (f"{n.path}:{n.line}: {how} ({form}): it drops the {k} config{'s' if k != 1 else ''} that cannot "
+            f"launch ({', '.join(c.label() for c in n.dropped)}) and keeps the other {n.kept}{free}; no loop "
+            f"element makes only configs that cannot launch{cause}, so the loops stay as written")
 
 
 def subject(decision) -> str:
@@ -308,6 +325,9 @@ def no_in_place_edit(f: rf.NoInPlaceEdit, inline_hint: bool = True) -> str:
     elif f.why == "shared":
         why = (f"{f.user} also reads the list{at}, and the edit would remove its config {c[0]}" if f.configs
                else f"the list{at} is bound to a name also read elsewhere ({f.user}), which the edit would change too")
+        if f.condition:
+            why += (f"; for this kernel alone, `{f.condition}` on the comprehension's innermost `for` would drop "
+                    "exactly its configs that cannot launch")
     else:
         why = f.why
     hint = "; pass --inline-configs to replace `configs=` with a literal list" if inline_hint else ""
@@ -320,4 +340,6 @@ def fact_json(f) -> dict | None:
     return None if isinstance(f, (str, rf.Failed)) else to_jsonable(f)
 
 
-__all__ = ["bench_command", "data_file_note", "dropped_why", "error_text", "explanation", "fact", "fact_json", "failed", "no_common_config", "no_in_place_edit", "recheck_refused", "rewrite_note", "subject", "tile_text", "why"]
+__all__ = ["bench_command", "data_file_note", "dropped_why", "error_text", "explanation", "fact",
+           "fact_json", "failed", "filter_note", "no_common_config", "no_in_place_edit", "recheck_refused",
+           "rewrite_note", "subject", "tile_text", "why"]

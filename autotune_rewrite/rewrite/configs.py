@@ -3,7 +3,9 @@
 The edit lands where the configs are written (``inplace``): the decorator's own literal list, a
 module variable's, a helper's ``return [...]``, or the literal lists a comprehension or loop
 runs over; only the dropped and added elements change, the decorator stays as it is when the
-list lives elsewhere. When no exact edit exists there, the kernel is refused with the reason,
+list lives elsewhere. A product of loops whose dead configs share every element with launchable
+ones gets a condition over its loop variables instead (``dead_filter``). When no exact edit
+exists there, the kernel is refused with the reason,
 unless an inline list is asked for (``--inline-configs``): then ``configs=`` itself becomes a
 literal list and the summary says so.
 """
@@ -15,7 +17,7 @@ from typing import Callable, Sequence as Seq
 import libcst as cst
 
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.rewrite import config_text, dead_code, inplace
+from autotune_rewrite.rewrite import config_text, dead_code, dead_filter, inplace
 from autotune_rewrite.rewrite.facts import DataFileNote, InlinedNote, InPlaceRefused, NoInPlaceEdit
 from autotune_rewrite.rewrite.edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
@@ -99,6 +101,11 @@ def config_edits(
         found = inplace.plan(site, kept, len(new), inplace.Written(load, site.path), users)
     if isinstance(found, inplace.InPlacePlan):
         return _in_place(pf, site, call, found, new, load, why, arg)
+    if found.why == "entangled" and not new:  # a product of loops: a condition in the comprehension
+        found = dead_filter.filter_edits(site, kept, load, users, found, why)
+        if not isinstance(found, NoInPlaceEdit):
+            edits, note = found
+            return edits, [note]
     if not inline:
         raise InPlaceRefused(found)
     edits, notes = _inline(pf, site, call, arg, decision, load, why)

@@ -38,14 +38,13 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text
 from autotune_rewrite.rewrite.configs import autotune_arg
 from autotune_rewrite.rewrite.guard_text import guard_comment, guard_reason
-from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.rewrite.edits import LINE, Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 from autotune_rewrite.rewrite.decision import Decision, config_key
 from autotune_rewrite.targets import ARCHS
 
 KEY = "early_config_prune"
-LINE = 88  # black's default: generated lines stay within it
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
 
 

@@ -265,13 +265,15 @@ class NoInPlaceEdit:
     made from a literal element), ``entangled`` (``configs[0]`` is dead but each element making
     it, ``where[k]``, also makes the launchable ``configs[k + 1]``), ``adds`` (the variant adds
     configs and the list is generated), ``shared`` (``user`` also reads the element, and would
-    lose ``configs[0]``)."""
+    lose ``configs[0]``). ``condition``: the comprehension condition that would drop exactly the
+    dead configs (``rewrite/dead_filter``), when one exists and still cannot be written (shared)."""
 
     ident: str
     why: str
     configs: tuple[ConfigValue, ...]
     where: tuple[str, ...] = ()  # ``path:line`` of the lists concerned
     user: str | None = None
+    condition: str | None = None
     kind: str = field(default="no_in_place_edit", init=False)
 
 
@@ -337,6 +339,22 @@ class InlinedNote:
 
 
 @dataclass(frozen=True)
+class FilterNote:
+    """Dead configs of a comprehension dropped by a condition over its loop variables
+    (``rewrite/dead_filter``): no element of its loops makes only dead configs."""
+
+    path: str
+    line: int  # the comprehension's ``for`` the condition was added to
+    condition: str  # as written
+    negated: bool  # written as the rows that go (``not (...)``), being the shorter
+    extended: bool  # added to the innermost ``for``'s own ``if`` (else a new ``if``)
+    dropped: tuple[ConfigValue, ...]
+    kept: int  # rows that stay
+    free: int  # rows a later filter or early_config_prune drops anyway (either way)
+    entangled: tuple[str, ...] = ()  # ``element at path:line``: why no element could go instead
+
+
+@dataclass(frozen=True)
 class DataFileNote:
     """A note on an edit of configs that are read from a data file of the repository."""
 
@@ -344,4 +362,4 @@ class DataFileNote:
     files: tuple[str, ...]
 
 
-Note = str | InlinedNote | DataFileNote  # a rewrite's note: already words, or a fact output/ words
+Note = str | InlinedNote | DataFileNote | FilterNote  # a rewrite's note: already words, or a fact output/ words

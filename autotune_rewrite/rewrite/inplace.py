@@ -141,7 +141,7 @@ def plan(site: AutotuneSite, kept: Seq[int], added: int, written: Written, users
             if ks & gone_keys or (append_to and any((k[0], k[1]) == append_to for k in ks)):
                 return NoInPlaceEdit(site.ident, "shared", (c,), result.where, user.name)
     for path, span in [*by_seq, *([append_to] if append_to else [])]:
-        reader = _second_reader(written.load(path), span)
+        reader = second_reader(written.load(path), span)
         if reader is not None:  # e.g. a HIP branch reading the same list as the CUDA one: unseen here
             return NoInPlaceEdit(site.ident, "shared", (), result.where, reader)
     return result
@@ -151,7 +151,7 @@ def _targets(assign) -> list:
     return [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
 
 
-def _second_reader(pf: ParsedFile, span: Span) -> str | None:
+def second_reader(pf: ParsedFile, span: Span) -> str | None:
     """``name (path:line)`` when the literal at ``span`` is bound to a name that is read more than
     once in its file: some code (another branch, another target's path) may read it too, and
     what it sees there is not known, so the list is not edited."""
@@ -159,7 +159,7 @@ def _second_reader(pf: ParsedFile, span: Span) -> str | None:
     assigns = list(pf.walk((cst.Assign, cst.AnnAssign)))
     bound = {id(t) for a in assigns for t in _targets(a)}  # ``X = ...`` under if/else binds, it does not read
     for assign in assigns:
-        if assign.value is not node:
+        if not any(b is node for b in _branches(assign.value)):
             continue
         for t in _targets(assign):
             if isinstance(t, cst.Name):
@@ -167,6 +167,14 @@ def _second_reader(pf: ParsedFile, span: Span) -> str | None:
                 if len(reads) > 1:
                     return f"`{t.value}` read at {pf.path}:{pf.span(reads[1]).start_line}"
     return None
+
+
+def _branches(value) -> list:
+    """``value``, or each branch of ``a if c else b`` (nested): a list bound through a conditional
+    is still bound to the name."""
+    if isinstance(value, cst.IfExp):
+        return [*_branches(value.body), *_branches(value.orelse)]
+    return [value]
 
 
 def _sizes(written: Written, keys, configs) -> dict[tuple[str, Span], int]:

@@ -45,6 +45,15 @@ class ParsedFile:
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         return self.src.span_offsets(self.span(node))
 
+    def outer_offsets(self, node: cst.CSTNode) -> tuple[int, int]:
+        """``offsets`` widened over the node's own parentheses: LibCST's position of ``(1, 2)`` is
+        ``1, 2``, and text added after ``(a or b)`` must land after the ``)``."""
+        start, end = self.offsets(node)
+        lpar, rpar = getattr(node, "lpar", ()), getattr(node, "rpar", ())
+        if lpar and rpar:
+            start, end = self.offsets(lpar[0])[0], self.offsets(rpar[-1])[1]
+        return start, end
+
     def code(self, node: cst.CSTNode) -> str:
         s, e = self.offsets(node)
         return self.text[s:e]

@@ -35,15 +35,6 @@ class Item:
     comma_end: int | None  # offset just after this item's comma, None without one
 
 
-def _outer(pf: ParsedFile, node: cst.CSTNode) -> tuple[int, int]:
-    """``node``'s offsets with its own parentheses (LibCST's position of ``(1, 2)`` is ``1, 2``)."""
-    s, e = pf.offsets(node)
-    lpar, rpar = getattr(node, "lpar", ()), getattr(node, "rpar", ())
-    if lpar and rpar:
-        s, e = pf.offsets(lpar[0])[0], pf.offsets(rpar[-1])[1]
-    return s, e
-
-
 class Sequence:
     def __init__(self, pf: ParsedFile, node: cst.CSTNode) -> None:
         self.pf = pf
@@ -57,7 +48,7 @@ class Sequence:
             raise TypeError(f"not a sequence: {type(node).__name__}")
         items = []
         for part in parts:
-            s, e = _outer(pf, part.value)
+            s, e = pf.outer_offsets(part.value)
             if isinstance(part, cst.Arg) and (part.keyword is not None or part.star):
                 s = pf.offsets(part)[0]  # ``name=value`` / ``*x`` start before the value
             comma = part.comma
