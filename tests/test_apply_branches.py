@@ -7,7 +7,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from rewrite_e2e import cli, git, make_repo, state
 
 

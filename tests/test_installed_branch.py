@@ -5,7 +5,6 @@ else: rsqrt = tl.libdevice.rsqrt``) is isolated with the branch the installed Tr
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 

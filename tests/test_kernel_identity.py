@@ -13,7 +13,6 @@ import pytest
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.locate.kernel_names import select_sites
 from autotune_rewrite.locate.scan import find_site, scan
-from locate_helpers import text_at
 from projection_kernel import PROJECTION_SETTINGS, projection_def
 from rewrite_e2e import cli, commit_tree, git
 

@@ -198,3 +198,28 @@ def test_a_dot_operand_takes_the_dtype_its_partner_is_stated_to_have(tmp_path):
     (b,) = [a for a in spec.assumptions if a.parameter == "b_ptr"]
     assert "other operand of a tl.dot with a_ptr" in b.source
     assert types["c_ptr"] == "*bf16"  # not a dot operand: --assume-dtype
+
+
+SCALED_KERNEL = DOT_KERNEL.replace("def dot_kernel(a_ptr, b_ptr, c_ptr, n,", "def dot_kernel(a_ptr, b_ptr, c_ptr, a_scale_ptr, n,").replace(
+    "tl.dot(a, b))", "tl.dot(a, b) * tl.load(a_scale_ptr))")
+
+SCALED_WRAPPER = '''
+from pkg.kernels import dot_kernel
+
+
+def gemm(a, b, c, a_scale):
+    dot_kernel[(1,)](a, b, c, a_scale, a.numel())
+'''
+
+
+def test_a_quantized_gemms_operands_of_no_stated_dtype_are_judged_at_16_and_8_bits(tmp_path):
+    # A kernel that takes a scale tensor is a quantized GEMM: its dot's operands are judged at the
+    # assumed bf16 and at fp8, one family (a verdict that differs "depends"); b follows a.
+    site = one_site(tmp_path, SCALED_KERNEL, textwrap.dedent(SCALED_WRAPPER))
+    specs = launch_spec.resolve_specs(site, kernel_source=SCALED_KERNEL).specs
+    pairs = sorted((dict(s.types)["a_ptr"], dict(s.types)["b_ptr"]) for s in specs)
+    assert pairs == [("*bf16", "*bf16"), ("*fp8e4nv", "*fp8e4nv")]
+    assert len({s.family for s in specs}) == 1 and all(set(dict(s.ranged)) == {"a_ptr"} for s in specs)
+    assert all(dict(s.types)["a_scale_ptr"] == "*fp32" for s in specs)  # scales stay fp32
+    exact = launch_spec.resolve_specs(site, kernel_source=SCALED_KERNEL, exact=True)
+    assert not exact.ok  # --exact assumes no dtype

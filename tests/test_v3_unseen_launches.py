@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from rewrite_e2e import cli, commit_tree, git, make_repo
+from rewrite_e2e import cli, git, make_repo
 
 from autotune_rewrite.locate.scan import scan
 from autotune_rewrite.locate.unseen_launches import GETATTR, PASSED, STAR_ARGS, STORED, unseen_launches

@@ -7,12 +7,12 @@ constexpr fp32; an arithmetic-only constexpr ``ASSUMED_INT``."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from autotune_rewrite.constexpr_values import read_constexpr
 from autotune_rewrite.model import ArgFact, KernelParam
 from autotune_rewrite.outcomes import Assumption
+from autotune_rewrite.spec.dot_operands import is_scale_name
 from autotune_rewrite.spec.spec_draft import ASSUMED_DTYPE, ASSUMED_INT, SHAPE_SWEEP, Context, ParamSpec
 from autotune_rewrite.spec.specialization import do_not_specialize, is_int_type
 
@@ -109,6 +109,17 @@ def threshold_range(p: KernelParam, values: tuple, fact: ArgFact | None,
                     "each of {" + ", ".join(map(str, values)) + "}, a value on each side of every comparison")
 
 
+QUANTIZED_OPERAND = "*fp8e4nv"  # the 8-bit end of a scaled GEMM operand's range (fp8 e4m3, CUDA's)
+
+
+def quantized_range(p: KernelParam, assumed: str) -> tuple[tuple[str, str], str]:
+    """A ``tl.dot`` operand of a kernel that takes scale tensors, whose dtype the code does not
+    state: judged at the assumed dtype and at fp8 (its partner follows, ``dot_partners``)."""
+    return (assumed, QUANTIZED_OPERAND), (
+        f"a tl.dot operand of a kernel that takes scale tensors (a quantized GEMM), its dtype not in the code: "
+        f"judged at {assumed} and at {QUANTIZED_OPERAND}, the element sizes such operands come in")
+
+
 def typed(value: Any) -> Any:
     """A dtype spelled as launch code spells it (``tl.float32``) as the spec holds it."""
     try:
@@ -124,9 +135,6 @@ def assumed_pointer(ctx: Context, p: KernelParam, fact: ArgFact, where: str | No
                                    "(--assume-dtype)")
 
 
-_SCALE_NAME = re.compile(r"(^|_)scales?(_|$)", re.IGNORECASE)
-
-
 def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     """A pointer's element type from how the kernel uses its tiles, else ``--assume-dtype``."""
     if p.name in ctx.address_tables:
@@ -139,7 +147,7 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
         ty, why = "*i32", "a tensor whose loaded values the kernel uses as ints: assumed *i32"
     elif p.name in ctx.fp32_loads:
         ty, why = "*fp32", "its tiles go uncast into fp32-only math (tl.fdiv beside an fp32 value, tl.exp, ...): assumed *fp32"
-    elif _SCALE_NAME.search(p.name):
+    elif is_scale_name(p.name):
         # Quantized GEMMs take their scales in fp32 (torch._scaled_mm requires it), and a bf16
         # scale changes what the kernel computes in (``scale / scale_next`` is fp32 either way).
         ty, why = "*fp32", "a scale tensor, by its name: assumed *fp32, the dtype quantized kernels take scales in"
@@ -148,5 +156,5 @@ def _pointer_by_use(ctx: Context, p: KernelParam, otherwise: str) -> ParamSpec:
     return ParamSpec(ty, source="assumed", assumption=Assumption(p.name, ty, why))
 
 
-__all__ = ["FLAG_NOT_SET", "assumed_pointer", "bounded_range", "feature_on", "general", "mode_with_most_code", "threshold_range",
-           "typed"]
+__all__ = ["FLAG_NOT_SET", "QUANTIZED_OPERAND", "assumed_pointer", "bounded_range", "feature_on", "general",
+           "mode_with_most_code", "quantized_range", "threshold_range", "typed"]

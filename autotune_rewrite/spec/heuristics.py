@@ -126,6 +126,12 @@ def reads_config(heuristic: Heuristic, meta: frozenset[str] | set[str]) -> bool:
     return bool(reads(heuristic, (*meta, "num_warps", "num_stages")))
 
 
+def tile_inputs(heuristics, tiles: set[str], constexprs) -> set[str]:
+    """The ``constexprs`` a heuristic reads where the value it sets is one of ``tiles`` (a tile
+    extent: ``N_BLOCK = next_power_of_2(N)`` makes N a shape, swept like one)."""
+    return {n for h in heuristics if h.name in tiles for n in reads(h, sorted(constexprs))}
+
+
 def _no_imports(fq: str):
     raise Unresolved(f"calls into the program (`{fq}`)")
 
@@ -137,4 +143,5 @@ def config_args(config: ConfigValue | None) -> dict[str, Any]:
     return {**config.kwargs, "num_warps": config.effective_num_warps, "num_stages": config.effective_num_stages}
 
 
-__all__ = ["Heuristic", "ScalarArg", "TensorArg", "config_args", "evaluate", "heuristics_of", "reads", "reads_config"]
+__all__ = ["Heuristic", "ScalarArg", "TensorArg", "config_args", "evaluate", "heuristics_of", "reads", "reads_config",
+           "tile_inputs"]

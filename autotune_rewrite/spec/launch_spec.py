@@ -37,6 +37,7 @@ from autotune_rewrite.spec.param_modes import modes_of
 from autotune_rewrite.spec.param_uses import (
     arithmetic_only, dtypes_of, flag_rules, flags_of, required_values, tile_extents,
 )
+from autotune_rewrite.spec.dot_operands import scaled_dot_operands
 from autotune_rewrite.spec.pointer_dtypes import (
     address_table_params, fp32_pointer_params, index_pointer_params, int8_dot_params, mask_pointer_params,
 )
@@ -109,7 +110,11 @@ def resolve_specs(
     tile_dims = {d for c in site.configs or () for _, dims in c.descriptor_shapes for d in dims if isinstance(d, str)}
     # A dimension a heuristic turns into a tile extent (``N_BLOCK = next_power_of_2(N)``) is a
     # shape too: swept, never the 4096 an arithmetic-only value is assumed at.
-    tile_dims |= _heuristic_dims(kernel_source, site.kernel, heuristics, constexprs)
+    if heuristics:
+        from autotune_rewrite.spec.heuristics import tile_inputs  # LibCST: loaded with the heuristics
+
+        tile_dims |= tile_inputs(heuristics, tile_extents(kernel_source, site.kernel, {h.name for h in heuristics}),
+                                 constexprs)
     ctx = Context(site, frozenset(meta_params(site)), frozenset(pointers),
                       frozenset(index_pointer_params(kernel_source, site.kernel)),
                       normalize_type("*" + dtype_name), dtype_name, exact,
@@ -125,6 +130,7 @@ def resolve_specs(
                       dtypes=frozenset(dtypes_of(kernel_source, site.kernel, constexprs)),
                       modes=modes_of(kernel_source, site.kernel, constexprs),
                       thresholds=thresholds_of(kernel_source, site.kernel, constexprs - tile_dims),
+                      scaled_operands=frozenset(scaled_dot_operands(kernel_source, site.kernel)),
                       required=required_values(kernel_source, site.kernel, constexprs))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     drafts: list[Draft] = []
@@ -237,16 +243,6 @@ def environment_assumptions(site: AutotuneSite) -> tuple[Assumption, ...]:
                             f"not set where the tool ran: the configs were read at this default (--env {name}=VALUE "
                             "or [tool.autotune-rewrite.env] to choose)")
                  for name, default in site.environment)
-
-
-def _heuristic_dims(kernel_source: str | None, kernel: str, heuristics: Sequence[Any], constexprs: set[str]) -> set[str]:
-    """The constexprs a ``@triton.heuristics`` value reads where that value is a tile extent."""
-    if not heuristics:
-        return set()
-    from autotune_rewrite.spec.heuristics import reads as heuristic_reads  # LibCST: loaded with the heuristics
-
-    tiles = tile_extents(kernel_source, kernel, {h.name for h in heuristics})
-    return {n for h in heuristics if h.name in tiles for n in heuristic_reads(h, sorted(constexprs))}
 
 
 def _idents(site: AutotuneSite) -> set[str]:

@@ -216,26 +216,6 @@ def int8_dot_params(kernel_source: str | None, kernel: str, int32_names: frozens
     return tuple(p for p in pointer_params(kernel_source, kernel) if p in found)
 
 
-def dot_operand_pairs(kernel_source: str | None, kernel: str) -> tuple[tuple[str, str], ...]:
-    """(a, b) pointer parameters whose loaded tiles are the two operands of one ``tl.dot``."""
-    fn = kernel_def(kernel_source, kernel)
-    if fn is None:
-        return ()
-    params = set(pointer_params(kernel_source, kernel))
-    loads = {t.id: leftmost(node.value.args[0]) for node in ast.walk(fn) if isinstance(node, ast.Assign)
-             and call_name_of(node.value) == "load" and node.value.args
-             for t in node.targets if isinstance(t, ast.Name)}
-    assigned = local_assignments(fn)
-    pairs = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and call_name(node) == "dot" and len(node.args) >= 2 and all(
-                isinstance(a, ast.Name) for a in node.args[:2]):
-            a, b = (pointer_root(loads.get(x.id), params, assigned) for x in node.args[:2])
-            if a is not None and b is not None and a != b:
-                pairs.append((a, b))
-    return tuple(dict.fromkeys(pairs))
-
-
 def _reads_a_dtype(test: ast.expr) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in ("dtype", "element_ty") for n in ast.walk(test))
 
@@ -391,5 +371,5 @@ def _additive_names(expr: ast.expr) -> set[str]:
     return set()
 
 
-__all__ = ["address_table_params", "dot_operand_pairs", "fp32_pointer_params", "index_pointer_params", "int8_dot_params",
+__all__ = ["address_table_params", "fp32_pointer_params", "index_pointer_params", "int8_dot_params",
            "mask_pointer_params"]

@@ -191,7 +191,7 @@ def dot_partners(ctx: Context, draft: Draft, kernel_source: str | None) -> None:
     """A ``tl.dot`` takes two operands of one dtype: where the code states one operand's pointer
     type (``assert a.dtype == torch.float8_e4m3fn``) and the other's was only assumed, the other
     takes the stated one (an fp8 GEMM's weight assumed bf16 doubled its tiles' shared memory)."""
-    from autotune_rewrite.spec.pointer_dtypes import dot_operand_pairs
+    from autotune_rewrite.spec.dot_operands import dot_operand_pairs
 
     for a, b in dot_operand_pairs(kernel_source, ctx.site.kernel):
         for known, other in ((a, b), (b, a)):

@@ -90,6 +90,7 @@ class Context:
     flag_rules: tuple[str, ...] = ()  # the kernel's static_asserts over flags alone
     required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
     thresholds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # ``if SPLIT_K > 1:``: {1, 2}
+    scaled_operands: frozenset[str] = frozenset()  # a tl.dot operand of a kernel taking scale tensors
 
 
 __all__ = ["ASSUMED_DTYPE", "ASSUMED_INT", "SHAPE_SWEEP", "Context", "Draft", "ParamSpec", "UNSET"]

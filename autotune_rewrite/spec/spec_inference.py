@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from autotune_rewrite.model import ArgFact, AutotuneSite, KernelParam, LaunchSite
 from autotune_rewrite.outcomes import Assumption
 from autotune_rewrite.spec.general_assumptions import (
-    FLAG_NOT_SET, assumed_pointer, bounded_range, feature_on, general, mode_with_most_code, threshold_range, typed,
+    FLAG_NOT_SET, assumed_pointer, bounded_range, feature_on, general, mode_with_most_code, quantized_range,
+    threshold_range, typed,
 )
 from autotune_rewrite.spec.runtime_types import annotation_type, int_type, triton_dtype, value_type
 from autotune_rewrite.spec.spec_draft import UNSET, Context, Draft, ParamSpec
@@ -158,6 +159,12 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
             continue  # one spec per value (``shape_sweep``), the value itself: never the wrapper's names
         if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
             draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
+        if (resolved is not None and p.name in ctx.scaled_operands and not ctx.exact and resolved.source == "assumed"
+                and resolved.type == ctx.assume_dtype):
+            draft.params[p.name] = resolved  # the range's first value, and what the sweep replaces
+            draft.ranges[p.name] = quantized_range(p, resolved.type)
+            draft.exprs.pop(p.name, None)  # the value itself is swept, never the wrapper's names
+            continue
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)
