@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 
 from rewrite_e2e import cli, commit_tree, git
@@ -135,14 +136,13 @@ def test_no_guard_is_composed_with_a_pruner_the_scan_cannot_run(tmp_path, cache)
 
 # The fixture's four configs written as a product: n=256 makes the sm_90-only tile (r=2) and the
 # tile dead everywhere (r=1), r=1 makes the two small ones too, so no loop element can go.
-PRODUCT = '''    configs=[
-        triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
-                      num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
-        for n in [64, 128, 256]
-        for r in [1, 2]
-        if r == 1 or n == 256
-    ],
+PRODUCT_ITEMS = '''    triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
+                  num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
+    for n in [64, 128, 256]
+    for r in [1, 2]
+    if r == 1 or n == 256
 '''
+PRODUCT = "    configs=[\n" + textwrap.indent(PRODUCT_ITEMS, "    ") + "    ],\n"
 
 
 def test_a_product_loses_the_config_dead_everywhere_by_a_condition_and_guards_the_other(tmp_path, cache):
@@ -171,12 +171,7 @@ def _keep(c):  # sm_90 times only the 8-warp tiles
 
 
 CONFIGS = [
-    triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
-                  num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
-    for n in [64, 128, 256]
-    for r in [1, 2]
-    if r == 1 or n == 256
-]
+''' + PRODUCT_ITEMS + ''']
 
 
 '''

@@ -67,15 +67,27 @@ def test_a_product_loses_exactly_its_dead_combination(tmp_path, cache):
     assert formatted(patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
 
 
-LOOSE = '''@triton.autotune(
-    configs=[
-        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)
-        for bd in [64, 128]
-        for s in [2, 4]
-        if bd < 256 or s < 2
-    ],
-    key=["D"],
-)'''
+def product_site(blocks: str = "[64, 128]", stages: str = "[2, 4]", filter_line: str = "") -> str:
+    """The projection kernel's decorator over a comprehension written one clause per line."""
+    clauses = [f"for bd in {blocks}", f"for s in {stages}", *([filter_line] if filter_line else [])]
+    body = "".join(f"        {c}\n" for c in clauses)
+    return ('@triton.autotune(\n    configs=[\n        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)\n'
+            f'{body}    ],\n    key=["D"],\n)')
+
+
+def gets_condition_after(tmp_path, cache, src: str, line: str) -> str:
+    """``diff`` adds ``CONDITION`` on a line of its own after ``line``, and the patch applies: the
+    patched text."""
+    root = repo(tmp_path, {"proj.py": src})
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    after = changed["proj.py"].after
+    assert after == src.replace(f"{line}\n", f"{line}\n        {CONDITION}\n")
+    _applies(root, run)
+    return after
+
+
+LOOSE = product_site(filter_line="if bd < 256 or s < 2")
 
 
 def test_a_comprehension_written_one_clause_per_line_gets_its_own_if_line(tmp_path, cache):
@@ -108,26 +120,14 @@ import torch
 def is_hip():
     return torch.version.hip is not None'''
 
-HIP_SITE = '''@triton.autotune(
-    configs=[
-        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)
-        for bd in [64, 128]
-        for s in ([1] if is_hip() else [2, 4])
-    ],
-    key=["D"],
-)'''
+HIP_SITE = product_site(stages="([1] if is_hip() else [2, 4])")
 
 
 def test_the_hip_branch_stays_as_written_and_is_never_named(tmp_path, cache):
-    src = kernel(HIP_SITE, above=HIP)
-    root = repo(tmp_path, {"proj.py": src})
-    run, changed = diff(root, cache)
-    assert not run.failed, [why(f) for _, f in run.failed]
-    after = changed["proj.py"].after
-    # sm_120 takes [2, 4]: the rows are its rows, so no term names the HIP branch's 1.
-    assert after == src.replace("else [2, 4])\n", f"else [2, 4])\n        {CONDITION}\n")
+    # sm_120 takes [2, 4]: the rows are its rows, so no term names the HIP branch's 1, whose
+    # text stays as written (the replaced line keeps it).
+    after = gets_condition_after(tmp_path, cache, kernel(HIP_SITE, above=HIP), "for s in ([1] if is_hip() else [2, 4])")
     assert "([1] if is_hip() else [2, 4])" in after
-    _applies(root, run)
 
 
 def test_a_list_another_kernel_reads_is_refused_with_the_condition_for_this_one(tmp_path, cache):
@@ -208,19 +208,8 @@ NAMED_LOOPS = '''
 BLOCKS = [64, 128]
 STAGES = [2, 4]'''
 
-NAMED_SITE = '''@triton.autotune(
-    configs=[
-        triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s)
-        for bd in BLOCKS
-        for s in STAGES
-    ],
-    key=["D"],
-)'''
+NAMED_SITE = product_site(blocks="BLOCKS", stages="STAGES")
 
 
 def test_loops_over_module_level_lists_get_the_condition_and_the_lists_stay(tmp_path, cache):
-    src = kernel(NAMED_SITE, above=NAMED_LOOPS)
-    root = repo(tmp_path, {"proj.py": src})
-    run, changed = diff(root, cache)
-    assert not run.failed, [why(f) for _, f in run.failed]
-    assert changed["proj.py"].after == src.replace("for s in STAGES\n", f"for s in STAGES\n        {CONDITION}\n")
+    gets_condition_after(tmp_path, cache, kernel(NAMED_SITE, above=NAMED_LOOPS), "for s in STAGES")
