@@ -100,8 +100,7 @@ def bounded_range(p: KernelParam, fact: ArgFact, where: str) -> tuple[tuple[int,
                    "{" + ", ".join(map(str, values)) + "}, the default sweep up to its bound"
 
 
-def threshold_range(p: KernelParam, values: tuple, fact: ArgFact | None,
-                    where: str | None) -> tuple[tuple, str]:
+def threshold_range(values: tuple, fact: ArgFact | None, where: str | None) -> tuple[tuple, str]:
     """The values a constexpr the kernel compares with numbers (``if SPLIT_K > 1:``) and
     otherwise only computes with is judged at (``thresholds``), and why."""
     given = f" (`{fact.text}` at {where or 'the launch'})" if fact is not None and fact.text else ""
@@ -112,7 +111,7 @@ def threshold_range(p: KernelParam, values: tuple, fact: ArgFact | None,
 QUANTIZED_OPERAND = "*fp8e4nv"  # the 8-bit end of a scaled GEMM operand's range (fp8 e4m3, CUDA's)
 
 
-def quantized_range(p: KernelParam, assumed: str) -> tuple[tuple[str, str], str]:
+def quantized_range(assumed: str) -> tuple[tuple[str, str], str]:
     """A ``tl.dot`` operand of a kernel that takes scale tensors, whose dtype the code does not
     state: judged at the assumed dtype and at fp8 (its partner follows, ``dot_partners``)."""
     return (assumed, QUANTIZED_OPERAND), (

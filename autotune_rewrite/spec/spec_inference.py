@@ -155,16 +155,15 @@ def one_draft(ctx: Context, name: str, stated: Mapping[str, ParamSpec], facts: M
         if resolved is None and ctx.modes.get(p.name) and not ctx.exact:
             resolved = mode_with_most_code(p, ctx.modes[p.name])
         if resolved is None and p.is_constexpr and ctx.thresholds.get(p.name) and not ctx.exact:
-            draft.ranges[p.name] = threshold_range(p, ctx.thresholds[p.name], facts.get(p.name), where)
+            draft.ranges[p.name] = threshold_range(ctx.thresholds[p.name], facts.get(p.name), where)
             continue  # one spec per value (``shape_sweep``), the value itself: never the wrapper's names
-        if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
-            draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
         if (resolved is not None and p.name in ctx.scaled_operands and not ctx.exact and resolved.source == "assumed"
                 and resolved.type == ctx.assume_dtype):
             draft.params[p.name] = resolved  # the range's first value, and what the sweep replaces
-            draft.ranges[p.name] = quantized_range(p, resolved.type)
-            draft.exprs.pop(p.name, None)  # the value itself is swept, never the wrapper's names
-            continue
+            draft.ranges[p.name] = quantized_range(resolved.type)
+            continue  # the value itself is swept, never the wrapper's names
+        if p.name in facts and facts[p.name].expr and (resolved is None or resolved.divisible):
+            draft.exprs[p.name] = facts[p.name].expr  # an assume value may still decide it (spec_cases)
         if resolved is None:
             draft.lacking.append(p.name)
             fact = facts.get(p.name)
