@@ -21,8 +21,10 @@ import argparse
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -39,14 +41,37 @@ def run_check(repo: Path, assume: dict, jobs: int | None, cache: Path, timeout: 
         cmd += ["-j", str(jobs)]
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": [f"check did not finish in {timeout:.0f} s"]}, time.perf_counter() - start
-    wall = time.perf_counter() - start
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
+        rusage = _wait(proc, timeout)
+        wall = time.perf_counter() - start
+        if rusage is None:
+            return {"error": [f"check did not finish in {timeout:.0f} s"]}, wall
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode not in (0, 1):
-        return {"error": proc.stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}, wall
-    return json.loads(proc.stdout), wall
+        return {"error": stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}, wall
+    result = json.loads(stdout)
+    # wait4's figure covers the check and the compile workers it reaped (Linux: kilobytes): the
+    # largest resident set of one process of the run, not the sum of those running at once.
+    result["peak_rss_mb"] = rusage.ru_maxrss // 1024
+    return result, wall
+
+
+def _wait(proc: subprocess.Popen, timeout: float | None):
+    """The child's resource usage once it exits, or None (killed) past ``timeout``."""
+    deadline = time.monotonic() + timeout if timeout else None
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return rusage
+        if deadline and time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)  # its compile workers too
+            os.wait4(proc.pid, 0)
+            return None
+        time.sleep(0.2)
 
 
 def scan_resolved(repo: Path, cache: Path, dump: Path | None) -> dict:
@@ -91,6 +116,8 @@ def tally(result: dict) -> dict:
              if any("default shape sweep" in (a.get("source") or "") for a in k.get("assumptions") or ())]
     return {
         "compile_jobs": result.get("compiled", 0) + result.get("cached", 0),
+        "peak_rss_mb": result.get("peak_rss_mb"),
+        "slowest_compiles": result.get("slowest_compiles", [])[:3],
         "swept_specs": len(swept),
         "swept_verdicts": sum(len(k.get("configs") or ()) for k in swept),
         # Specs made from an assumed range (a sweep or a bounded value) and the (config, target)
