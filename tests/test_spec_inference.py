@@ -624,6 +624,23 @@ def test_each_branch_of_a_dtype_conditional_is_a_consistent_spec(tmp_path):
     assert by_acc["tl.int32"]["a_ptr"] == "*i8" and by_acc["tl.int32"]["b_ptr"] == "*i8"  # an int8 GEMM
 
 
+SCALED_GEMM = GEMM_KERNEL.replace("def gemm(a_ptr, b_ptr, c_ptr,", "def gemm(a_ptr, b_ptr, c_ptr, a_scale_ptr, b_scale_ptr,").replace(
+    "acc += tl.dot(a, b)", "acc += tl.dot(a, b)\n    acc = acc * tl.load(a_scale_ptr) * tl.load(b_scale_ptr)").replace(
+    "gemm[(1,)](a, b, c,", "gemm[(1,)](a, b, c, sa, sb,").replace("def run(a, b, c):", "def run(a, b, c, sa, sb):")
+
+
+def test_an_int32_accumulator_decides_a_quantized_gemms_operands_so_no_dtype_range_is_swept(tmp_path):
+    # The quantized range (bf16 and fp8 operands) is for operands nothing decides; in the int32
+    # branch the accumulator decides them (int8), and an fp8 or bf16 operand there does not compile.
+    (tmp_path / "g.py").write_text(SCALED_GEMM)
+    (site,) = scan(tmp_path, jobs=1).sites
+    specs = launch_spec.resolve_specs(site, kernel_source=SCALED_GEMM).specs
+    int32 = [dict(s.types) for s in specs if repr(dict(s.constexprs)["ACC"]) == "tl.int32"]
+    assert [(t["a_ptr"], t["b_ptr"]) for t in int32] == [("*i8", "*i8")]
+    fp32 = sorted(dict(s.types)["a_ptr"] for s in specs if repr(dict(s.constexprs)["ACC"]) == "tl.float32")
+    assert fp32 == ["*bf16", "*fp8e4nv"]  # the float branch keeps its range
+
+
 def test_constexpr_uses_flags_and_arithmetic():
     from autotune_rewrite.spec.param_uses import arithmetic_only, dtypes_of, flags_of
 

@@ -158,6 +158,8 @@ def resolve_specs(
         drafts = [b for d in per_launch for s in cases.stated(ctx, d, assume) for b in cases.branches(ctx, s)]
     if assume:
         drafts = [d for draft in drafts for d in cases.sweep(ctx, draft, assume, assume_origin)]
+    for d in drafts:  # before the sweep: an int32 accumulator decides operands a range would sweep
+        cases.int8_operands(ctx, d, kernel_source)
     if not exact:  # a tile extent no code gives: judged over a sweep (shape_sweep)
         tiles = frozenset(tile_extents(kernel_source, site.kernel, constexprs | tile_dims) | tile_dims)
         limit = specs_per_draft(len(drafts), len(site.configs or ()))
@@ -166,7 +168,6 @@ def resolve_specs(
         if 2 * len(drafts) * max(1, len(site.configs or ())) <= SWEEP_COMPILES:
             drafts = [d for draft in drafts for d in flag_ranges.both_ends(ctx, draft)]
     for d in drafts:
-        cases.int8_operands(ctx, d, kernel_source)
         cases.dot_partners(ctx, d, kernel_source)
         if exact:  # the configs' environment defaults are assumptions too: --exact makes none
             for name, default in site.environment:

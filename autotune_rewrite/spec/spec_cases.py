@@ -173,7 +173,9 @@ def sweep(ctx: Context, draft: Draft, assume: Mapping[str, tuple[Any, ...]], ori
 def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None:
     """In a spec whose accumulator dtype constexpr is ``tl.int32`` (one branch of
     ``tl.float32 if a.is_floating_point() else tl.int32``), the dot's operands are int8: pointers
-    whose dtype was only assumed become ``*i8``, so the spec is consistent with itself."""
+    whose dtype was only assumed become ``*i8``, so the spec is consistent with itself. They are
+    decided, so a quantized operand's dtype range (bf16 or fp8) is not swept for them: run before
+    the sweep (an fp8 or bf16 operand into an int32 accumulator does not compile)."""
     from autotune_rewrite.spec.pointer_dtypes import int8_dot_params
 
     int32 = frozenset(n for n, s in draft.params.items() if s.type == "constexpr" and repr(s.value) == "tl.int32")
@@ -182,6 +184,7 @@ def int8_operands(ctx: Context, draft: Draft, kernel_source: str | None) -> None
     for name in int8_dot_params(kernel_source, ctx.site.kernel, int32):
         current = draft.params.get(name)
         if current is not None and current.source == "assumed" and current.type.startswith("*"):
+            draft.ranges.pop(name, None)
             draft.params[name] = ParamSpec("*i8", source="assumed", assumption=Assumption(
                 name, "*i8", f"its tiles go into a tl.dot accumulating in {', '.join(sorted(int32))} = tl.int32: "
                              "assumed *i8"))
