@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autotune_rewrite.rewrite.recommend import recommend
+from autotune_rewrite.timings.recommend import recommend
 from autotune_rewrite.bench.bench import bucket_of, parse_batches
 from autotune_rewrite.errors import UserError
 

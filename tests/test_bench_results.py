@@ -13,9 +13,9 @@ import pytest
 
 from autotune_rewrite.output import templating
 from autotune_rewrite.bench import plot
-from autotune_rewrite.rewrite import bench_results as results
-from autotune_rewrite.rewrite.recommend import recommend
-from autotune_rewrite.rewrite.bench_results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.timings import bench_results as results
+from autotune_rewrite.timings.recommend import recommend
+from autotune_rewrite.timings.bench_results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.bench.bench import bucket_of
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.output import bench as bench_out

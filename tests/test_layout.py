@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autotune_rewrite"
 # shared modules are the ground floor; the stage folders follow in the order data flows.
 FLOORS = (
     "<shared>", "settings", "cache_admin", "evaluate", "wrapper", "locate", "spec", "isolate", "compile",
-    "changed_inputs", "check", "gpu", "rewrite", "output", "bench", "apply", "cli_common", "cli_cache", "cli",
+    "changed_inputs", "check", "timings", "gpu", "rewrite", "output", "bench", "apply", "cli_common", "cli_cache", "cli",
     "__main__",
 )
 MAX_MODULE_LINES = 400

@@ -7,9 +7,9 @@ import json
 
 from rewrite_e2e import cli, git, make_repo
 
-from autotune_rewrite.rewrite import bench_results as results
-from autotune_rewrite.rewrite.recommend import Recommendation
-from autotune_rewrite.rewrite.bench_results import BenchResult, Measurement
+from autotune_rewrite.timings import bench_results as results
+from autotune_rewrite.timings.recommend import Recommendation
+from autotune_rewrite.timings.bench_results import BenchResult, Measurement
 
 IDENT = "mm/kernels.py::matmul_kernel"
 SMALL = "BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 w4 s2"

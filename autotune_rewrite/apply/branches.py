@@ -115,7 +115,7 @@ def apply_variants(
                     wt.reset_hard(base_sha)
             _check_names(repo, [name for name, *_ in made], force)
             branches, bodies = [], []
-            from autotune_rewrite.rewrite.bench_results import load_latest
+            from autotune_rewrite.timings.bench_results import load_latest
 
             for name, sha, kr, run in made:
                 ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))

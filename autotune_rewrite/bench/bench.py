@@ -16,8 +16,8 @@ from typing import Sequence
 from autotune_rewrite.bench import inputs as bench_inputs
 from autotune_rewrite.bench import timing
 from autotune_rewrite.bench.plan import BenchPlan, parse_config, plan as make_plan
-from autotune_rewrite.rewrite.recommend import recommend
-from autotune_rewrite.rewrite.bench_results import BenchConfig, BenchResult, Measurement
+from autotune_rewrite.timings.recommend import recommend
+from autotune_rewrite.timings.bench_results import BenchConfig, BenchResult, Measurement
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.rewrite.variants import VARIANTS
 
@@ -161,7 +161,7 @@ def bench_and_save(path: Path | str, kernel: str, out_dir: Path | str | None = N
     from dataclasses import replace
 
     from autotune_rewrite.bench import plot
-    from autotune_rewrite.rewrite import bench_results as results
+    from autotune_rewrite.timings import bench_results as results
 
     timing.require_gpu()
     path = Path(path)

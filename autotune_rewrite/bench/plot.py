@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autotune_rewrite.rewrite.bench_results import BenchResult
+from autotune_rewrite.timings.bench_results import BenchResult
 
 SKIP_NOTE = "matplotlib is not importable: plot skipped (pip install 'autotune-rewrite[plot]')"
 

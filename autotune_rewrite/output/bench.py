@@ -6,7 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from autotune_rewrite import output
-from autotune_rewrite.rewrite.bench_results import BenchResult, to_json
+from autotune_rewrite.timings.bench_results import BenchResult, to_json
 
 
 def log(text: str) -> None:

@@ -54,7 +54,7 @@ def from_saved(data: dict | None, path: str) -> BenchTimes | None:
 
 def saved_for(root: Path, site: AutotuneSite) -> BenchTimes | None:
     """The latest bench of ``site``'s kernel saved in the checkout holding ``root``, if any."""
-    from autotune_rewrite.rewrite import bench_results as results
+    from autotune_rewrite.timings import bench_results as results
 
     git_dir = results.git_common_dir(Path(root))
     if git_dir is None:

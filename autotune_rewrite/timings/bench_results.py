@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autotune_rewrite.rewrite.recommend import Recommendation
+from autotune_rewrite.timings.recommend import Recommendation
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import to_jsonable
 
