@@ -177,20 +177,25 @@ CONFIGS = [
 '''
 
 
-def test_a_product_whose_filter_asks_the_device_keeps_what_the_other_target_reads(tmp_path, cache):
-    """sm_90's filter drops the 4-warp tile, so each target takes its own list of the product: a
-    condition for sm_120 would also drop rows sm_90 times (and the other way round). Until both
-    are decided together (issue 21 item 2) each branch is refused, naming the condition."""
+def test_a_product_whose_filter_asks_the_device_is_decided_for_both_targets_then_edited_once(tmp_path, cache):
+    """sm_90's filter drops the 4-warp tile, so each target takes its own list of the product
+    (the shape of Triton's fused-attention tutorial). Both branches are decided first: the tile
+    dead on both goes by one condition; the one dead on sm_120 only, which sm_90's branch reads
+    and launches, stays in the list and sm_120's guard prunes it."""
     def edit(text: str) -> str:
         start, end = text.index("    configs=["), text.index("    key=")
         head = text[:start].replace("@triton.autotune(", DEVICE_FILTERED + "@triton.autotune(")
         return head + "    configs=list(filter(_keep, CONFIGS)),\n" + text[end:]
 
     root = _repo(tmp_path, edit)
-    before = (root / "gemm.py").read_text()
-    proc = cli("diff", "--variant", "prune", "--check", *FLEET, ".", cwd=root, cache=cache)
-    assert proc.returncode == 1 and proc.stdout == ""  # nothing would change: no wrong edit either
-    assert "on sm_120 (configs chosen by a device query" in proc.stderr
-    assert "gemm.py::gemm_kernel on sm_90 also reads the list" in proc.stderr
-    assert "for this kernel alone, `not (" in proc.stderr
-    assert (root / "gemm.py").read_text() == before
+    rc, before = _launches(root, cache)
+    assert rc == 1 and before["sm_120"] == {SMALL: True, MID: True, SM90_ONLY: False, NOWHERE: False}
+    assert before["sm_90"] == {MID: True, SM90_ONLY: True, NOWHERE: False}  # its filter drops SMALL
+    proc = _patch(root, cache)
+    assert "kept in the list for gemm.py::gemm_kernel on sm_90" in proc.stdout
+    text = (root / "gemm.py").read_text()
+    assert "    if r == 1 or n == 256\n    if not (n == 256 and r == 1)\n" in text  # NOWHERE, once
+    assert "configs=list(filter(_keep, CONFIGS))," in text  # the user's filter stays as written
+    rc, after = _launches(root, cache)
+    assert rc == 0 and after["sm_120"] == {SMALL: True, MID: True}
+    assert after["sm_90"] == {MID: True, SM90_ONLY: True}

@@ -13,9 +13,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+from projection_kernel import PROJECTION_SETTINGS
 from projection_repo import diff, formatted, kernel, patched, repo
 
-from autotune_rewrite.output.explain_rewrite import rewrite_note, why
+from autotune_rewrite.output.explain_rewrite import fact, rewrite_note, why
 from autotune_rewrite.rewrite.facts import FilterNote
 from autotune_rewrite.rewrite.unified_diff import unified_diff
 
@@ -130,18 +131,61 @@ def test_the_hip_branch_stays_as_written_and_is_never_named(tmp_path, cache):
     assert "([1] if is_hip() else [2, 4])" in after
 
 
-def test_a_list_another_kernel_reads_is_refused_with_the_condition_for_this_one(tmp_path, cache):
-    other = kernel('@triton.autotune(configs=proj_configs(), key=["B"])', imports="from cfg import proj_configs\n")
-    root = repo(tmp_path, {"cfg.py": HELPER, "proj.py": USES_HELPER, "other.py": other})
+OTHER = kernel('@triton.autotune(configs=proj_configs(), key=["B"])', imports="from cfg import proj_configs\n")
+
+
+def _other_spec(root, x_type: str):
+    """other.py's kernel judged with its own spec (``x_type`` operands), committed to the fixture."""
+    table = (PROJECTION_SETTINGS.split("\n\n", 1)[1].replace("KERNEL", "proj_kernel").replace("proj.py", "other.py")
+             .replace('"*fp16"', f'"{x_type}"'))
+    with open(root / "pyproject.toml", "a") as fh:
+        fh.write("\n" + table)
+    subprocess.run(["git", "commit", "-qam", "other's spec"], cwd=root, check=True)
+
+
+def test_a_list_a_kernel_outside_the_run_reads_stays_and_this_kernel_guards_its_dead_config(tmp_path, cache):
+    # Decided first: other.py's kernel is not rewritten here (--kernel), so it keeps every config it
+    # reads; the list stays as written and proj_kernel prunes its dead config for itself.
+    root = repo(tmp_path, {"cfg.py": HELPER, "proj.py": USES_HELPER, "other.py": OTHER})
     run, changed = diff(root, cache, kernel="proj.py::proj_kernel")
-    assert changed == {}
-    [(ident, failed)] = run.failed
-    text = why(failed)
-    assert ident == "proj.py::proj_kernel"
-    assert text.startswith("no minimal in-place edit: other.py::proj_kernel also reads the list (cfg.py:5), and the "
-                           "edit would remove its config BLOCK_D=128 w4 s4; for this kernel alone, "
-                           "`not (bd == 128 and s == 4)` on the comprehension's innermost `for` would drop exactly")
-    assert run.exit_code == 1
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert set(changed) == {"proj.py"}  # cfg.py, which both read, is untouched
+    after = changed["proj.py"].after
+    assert '({"BLOCK_D": 128}, 4, 4),' in after and '"early_config_prune": _prune_proj_kernel' in after
+    assert "kept in the list for other.py::proj_kernel" in after  # the guard's own comment says why
+    [kernel_run] = run.kernels
+    [guarded] = kernel_run.decision.guarded
+    assert guarded.kept_for == "other.py::proj_kernel, which this run does not rewrite"
+    assert fact(guarded).startswith("keep BLOCK_D=128 w4 s4 in the list for other.py::proj_kernel, which this run "
+                                    "does not rewrite; prune it for this kernel on sm_120")
+    assert [c.label() for c in kernel_run.recheck[0].site.configs] == [
+        "BLOCK_D=64 w4 s2", "BLOCK_D=64 w4 s4", "BLOCK_D=128 w4 s2"]  # what sm_120's autotuner times now
+    _applies(root, run)
+
+
+def test_a_config_dead_for_every_kernel_reading_the_list_goes_once(tmp_path, cache):
+    root = repo(tmp_path, {"cfg.py": HELPER, "proj.py": USES_HELPER, "other.py": OTHER})
+    _other_spec(root, "*fp16")  # the same kernel, the same spec: the same config is dead for both
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert set(changed) == {"cfg.py"}
+    assert changed["cfg.py"].after == HELPER.replace("for s in [2, 4]\n", f"for s in [2, 4]\n        {CONDITION}\n")
+    assert sorted(k.site.ident for k in run.kernels) == ["other.py::proj_kernel", "proj.py::proj_kernel"]
+    assert not any(k.decision.guarded for k in run.kernels)
+    _applies(root, run)
+
+
+def test_a_config_one_reader_launches_stays_in_the_list_and_the_other_guards_it(tmp_path, cache):
+    root = repo(tmp_path, {"cfg.py": HELPER, "proj.py": USES_HELPER, "other.py": OTHER})
+    _other_spec(root, "*fp8e4nv")  # one-byte operands: half the tiles' shared memory, so 128 s4 launches
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert set(changed) == {"proj.py"}
+    by = {k.site.ident: k.decision for k in run.kernels}
+    assert [g.kept_for for g in by["proj.py::proj_kernel"].guarded] == ["other.py::proj_kernel, which launches it"]
+    other = by["other.py::proj_kernel"]  # nothing to change for it: every config it reads launches
+    assert not other.dropped and not other.guarded
+    _applies(root, run)
 
 
 FILTERED = '''

@@ -11,6 +11,7 @@ pass ``black --check`` and ``ruff format --check`` too.
 from __future__ import annotations
 
 import pytest
+from projection_kernel import projection_def
 from projection_repo import (
     HEAD, diff as _diff, formatted as _formatted, kernel as _kernel, patched as _patched, repo as _repo,
 )
@@ -158,15 +159,33 @@ def test_the_inline_fallback_keeps_a_helper_someone_else_uses(tmp_path, cache):
     assert "cfg.py" not in changed  # other.py still calls it
 
 
-def test_a_list_two_kernels_read_is_not_edited_for_one(tmp_path, cache):
-    both = _kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=MODULE_VARIABLE)
-    both += "\n\n" + 'proj_twin = triton.autotune(configs=CONFIGS, key=["B"])(triton.jit(proj_kernel.fn))\n'
-    root = _repo(tmp_path, {"proj.py": both})
+TWO_READERS = (_kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=MODULE_VARIABLE)
+               + "\n\n" + 'proj_twin = triton.autotune(configs=CONFIGS, key=["B"])(triton.jit(proj_kernel.fn))\n')
+
+
+def test_a_list_a_kernel_outside_the_run_reads_is_not_edited_for_one(tmp_path, cache):
+    root = _repo(tmp_path, {"proj.py": TWO_READERS})
     run, changed = _diff(root, cache, kernel="proj.py::proj_kernel")
-    if not run.failed:  # the twin was not recognised as a second reader: then nothing to assert here
-        pytest.skip("the scan does not see the second reader")
-    assert changed == {}
-    assert "also reads the list" in worded(run.failed[0][1])
+    assert not run.failed, [worded(f) for _, f in run.failed]
+    after = changed["proj.py"].after
+    assert after.count('triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2)') == 1  # the list keeps it
+    assert "kept in the list for proj.py::fn" in after  # proj_kernel's own guard prunes it
+
+
+TWO_KERNELS = (_kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=MODULE_VARIABLE) + "\n\n"
+               + '@triton.autotune(configs=CONFIGS, key=["B"])\n@triton.jit\n' + projection_def("proj_kernel_b"))
+
+
+def test_a_module_list_two_decorators_read_loses_what_both_drop_once(tmp_path, cache):
+    root = _repo(tmp_path, {"proj.py": TWO_KERNELS})
+    run, changed = _diff(root, cache)
+    assert not run.failed, [worded(f) for _, f in run.failed]
+    # Both reads of CONFIGS are the two kernels' own autotune calls, decided first: the dead
+    # config goes from the list once, and neither kernel needs a guard.
+    assert changed["proj.py"].after == TWO_KERNELS.replace(
+        '    # tuned on an H100\n    triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),\n', "")
+    assert sorted(k.site.kernel for k in run.kernels) == ["proj_kernel", "proj_kernel_b"]
+    assert not any(k.decision.guarded for k in run.kernels)
 
 
 TIERS = '''

@@ -52,6 +52,9 @@ def _(f: rf.Dropped) -> str:
 @fact.register
 def _(f: rf.Guarded) -> str:
     where = ", ".join(f.archs)
+    if f.kept_for:
+        return (f"keep {f.config.label()} in the list for {f.kept_for}; prune it for this kernel on {where} "
+                f"(a device-aware early_config_prune): {_refused(f.refused)}")
     return (f"keep {f.config.label()} for the other targets, prune it on {where} only (a device-aware "
             f"early_config_prune): {_refused(f.refused)}")
 

@@ -31,7 +31,7 @@ from autotune_rewrite.model import AutotuneSite, ConfigValue, ElementChoice
 from autotune_rewrite.rewrite.decision import config_key
 from autotune_rewrite.rewrite.edits import LINE, Edit
 from autotune_rewrite.rewrite.facts import FilterNote, NoInPlaceEdit
-from autotune_rewrite.rewrite.inplace import User, second_reader
+from autotune_rewrite.rewrite.inplace import User, known_reads, second_reader
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.smallest_condition import DEAD, FREE, KEEP, Condition, smallest_condition
 from autotune_rewrite.targets import resolve_target
@@ -150,6 +150,10 @@ def filter_edits(site: AutotuneSite, kept: Seq[int], load: Callable[[str], Parse
             if not {(ch.path, ch.sequence) for ch in c.choices} & seqs:
                 continue
             k = by_key.get(_key(c))
+            if k is not None and not user.keeps(c):  # its own decision drops the row too
+                if labels[k] == FREE:  # every reader then labels the rows alike: one condition
+                    labels[k] = DEAD
+                continue
             if k is None or labels[k] == DEAD:  # it reads a row this table lacks, or one that goes
                 return replace(refusal, why="shared", configs=(c,), where=where, user=user.name,
                                condition=alone.text() if alone else None)
@@ -157,7 +161,7 @@ def filter_edits(site: AutotuneSite, kept: Seq[int], load: Callable[[str], Parse
     cond = smallest_condition(values, labels)
     if cond is None:
         return refusal
-    reader = second_reader(pf, pf.span(comp))
+    reader = second_reader(pf, pf.span(comp), known_reads(site, users, pf.path))
     if reader is not None:
         return replace(refusal, why="shared", configs=(), where=where, user=reader, condition=cond.text())
     text, edits, extended, line = _edits(pf, comp, cond, why)

@@ -31,6 +31,13 @@ def config_key(c: ConfigValue) -> tuple:
     )
 
 
+def source_key(c: ConfigValue, site_path: str) -> tuple:
+    """One written config: the same config (``config_key``) made in the same place (its call in
+    its file, or the loop elements that made it). Kernels reading one list share these keys."""
+    where = (c.path or site_path, c.span) if c.span is not None else None  # generated: its choices say where
+    return config_key(c), where, c.choices
+
+
 def tile_key(c: ConfigValue) -> tuple:
     """A config without its warp count: what raising num_warps keeps."""
     k = config_key(c)

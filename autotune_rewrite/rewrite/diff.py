@@ -21,7 +21,8 @@ from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.internal_errors import internal_error
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.outcomes import Status
-from autotune_rewrite.rewrite import bucket, measured
+from autotune_rewrite.rewrite import bucket, measured, shared_lists
+from autotune_rewrite.rewrite.decision import source_key
 from autotune_rewrite.rewrite.facts import Failed, InPlaceRefused, LaunchesUnseen, NoSecondWarpCount, VariantRefused
 from autotune_rewrite.rewrite.recheck import recheck_kernels
 from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
@@ -142,16 +143,30 @@ def run_rewrites(
     skipped: list[tuple[str, NoSecondWarpCount]] = []
     failed: list[tuple[str, Failed]] = []
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
-    for (ident, branch), reports in by_site.items():
-        site = views[(ident, branch)]
+    # Every kernel is decided before any list is edited: a list several kernels read loses only
+    # what all of them drop, and each guards the rest for itself (shared_lists).
+    decided: dict[tuple[str, tuple[str, ...]], tuple] = {}  # group -> (decision, candidates, bench)
+    for group, reports in by_site.items():
+        site = views[group]
         if not _rewritable(variant, reports):
             continue
         # A branch's candidates are compiled for the targets that take it.
-        mine = tuple(t for t in targets if t.name in branch) if branch else targets
+        mine = tuple(t for t in targets if t.name in group[1]) if group[1] else targets
         try:
             # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
             bench = measured.saved_for(root, site) if variant != "prune" else None
-            decision, cands = decide_compiled(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench)
+            decided[group] = (*decide_compiled(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench),
+                              bench)
+        except UserError as exc:  # cannot be changed (no common launchable config, a refused variant)
+            failed.append((group[0], Failed(exc, group[1])))
+        except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
+            bugs[group[0]] = KernelReport(site, None, problem=internal_error(group[0], exc, f"deciding {variant}", cache_dir))
+    decided = _shared_lists_decided(variant, decided, by_site, everyone)
+    decisions = {group: d for group, (d, _, _) in decided.items()}
+    for group, (decision, cands, _) in decided.items():
+        ident, branch = group
+        site = views[group]
+        try:
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
@@ -159,23 +174,23 @@ def run_rewrites(
                 _refuse_unseen(root, site, settings)
             # An inline list would replace every branch: a branch is only edited in place.
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
-                          inline=inline and not branch, repo_texts=python_texts)
+                          inline=inline and not branch, repo_texts=python_texts, decided=decisions)
         except InPlaceRefused as exc:
             failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
-        except UserError as exc:  # cannot be changed (no common launchable config, a refused variant, an edit)
+        except UserError as exc:  # an edit that cannot be made
             failed.append((ident, Failed(exc, branch)))
             continue
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
-            bugs[ident] = KernelReport(site, None, problem=internal_error(ident, exc, f"deciding {variant}", cache_dir))
+            bugs[ident] = KernelReport(site, None, problem=internal_error(ident, exc, f"rewriting {variant}", cache_dir))
             continue
         others = ()
         if branch:
             whole = next((s for s in everyone if s.ident == ident), None)
             others = tuple(e for e in (whole.configs_by_target if whole else ()) if not set(e.targets) & set(branch))
-        kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes, others=others))
+        kernels.append(KernelRewrite(site, decision, tuple(by_site[group]), cands, own.changes, own.notes, others=others))
 
-    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
+    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions)
     if recheck and changes:
         kernels, lost = recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
@@ -184,7 +199,7 @@ def run_rewrites(
             else:
                 failed.append((ident, Failed(why)))
         if lost:  # their edits must not reach the diff
-            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
+            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions)
     outcomes = []
     for r in result.reports:
         if r.site.ident in bugs:
@@ -232,12 +247,27 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
-def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None):
+def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None,
+              decided=None):
     """One set of edits per file for the kernels that are rewritten."""
     if len(kernels) == 1:  # the kernel's own edits are the combined ones
         return kernels[0].changes, kernels[0].notes
     return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
-                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts)
+                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts,
+                       decided=decided)
+
+
+def _shared_lists_decided(variant, decided, by_site, sites):
+    """The decisions again where another reader of the same list keeps a config this one drops:
+    decided with what the others keep (``shared_lists.kept_elsewhere``), from the same verdicts
+    and candidates (nothing is compiled again)."""
+    everyone = shared_lists.readers(sites, {g: d for g, (d, _, _) in decided.items()})
+    out = dict(decided)
+    for group, (d, cands, bench) in decided.items():
+        keep = shared_lists.kept_elsewhere(group, everyone) if d.dropped else {}
+        if any(source_key(x.config, d.site.path) in keep for x in d.dropped):
+            out[group] = (decide(variant, d.site, by_site[group], cands, bench, kept_elsewhere=keep), cands, bench)
+    return out
 
 
 def _python_texts(root: Path):

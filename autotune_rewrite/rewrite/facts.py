@@ -54,12 +54,17 @@ class Dropped:
 @dataclass(frozen=True)
 class Guarded:
     """A config that cannot launch on some of the fleet's targets only (for no launch spec
-    there): it stays in the list for the others, and the device-aware guard
-    (``rewrite/device_guard``) prunes it on ``archs`` alone."""
+    there), or on all of them where another kernel reading the list launches it: it stays in the
+    list for the others, and the device-aware guard (``rewrite/device_guard``) prunes it on
+    ``archs`` alone."""
 
     config: ConfigValue
     archs: tuple[str, ...]
     refused: tuple[Refused, ...]
+    # Dead on every target of this kernel, but another kernel reads the same list and launches
+    # it (``path::kernel``, or ``path::kernel on sm_90`` for a branch): the list keeps it for that
+    # one, and this kernel's guard prunes it on every target (``rewrite/shared_lists``).
+    kept_for: str = ""
     kind: str = field(default="guarded", init=False)
 
 

@@ -60,7 +60,8 @@ def guard_reason(g: Guarded, arch: str, many_specs: bool) -> str:
             continue
         text = _short(r.refusal) if r.refusal is not None else "cannot launch"
         parts.append(f"{text} ({r.spec})" if many_specs else text)
-    return "; ".join(dict.fromkeys(parts))
+    kept = f"; kept in the list for {g.kept_for.split(',')[0]}" if g.kept_for else ""
+    return "; ".join(dict.fromkeys(parts)) + kept
 
 
 def guard_comment(triton_version: str) -> list[str]:

@@ -9,7 +9,7 @@ variant adds can be appended only to a list of written ``triton.Config`` element
 site's list. Anything else is refused with the reason (``NoInPlaceEdit``), never approximated.
 
 An element other kernels (or other targets of the same kernel) also read is only edited when
-the edit changes nothing they see.
+the edit changes nothing they see, or takes from them only what their own decisions drop.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Callable, Sequence as Seq
 import libcst as cst
 
 from autotune_rewrite.model import AutotuneSite, ConfigValue, Span
+from autotune_rewrite.rewrite.decision import source_key
 from autotune_rewrite.rewrite.facts import NoInPlaceEdit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 
@@ -33,6 +34,15 @@ class User:
 
     name: str  # ``path::kernel`` (with `` on sm_90`` for one target's branch)
     configs: tuple[ConfigValue, ...]
+    # What its own decision in this run drops (``decision.source_key``): an edit may take those
+    # from it, since its own edit takes them too (``rewrite/shared_lists``).
+    drops: frozenset = frozenset()
+    site_path: str = ""
+    decided: bool = False  # this run decides it (else it keeps every config it reads)
+    call: Span | None = None  # its ``@triton.autotune(...)`` in ``site_path``: where it reads a list
+
+    def keeps(self, c: ConfigValue) -> bool:
+        return source_key(c, self.site_path) not in self.drops
 
 
 @dataclass(frozen=True)
@@ -138,10 +148,10 @@ def plan(site: AutotuneSite, kept: Seq[int], added: int, written: Written, users
     for user in users:
         for c in user.configs:
             ks = written.keys(c)
-            if ks & gone_keys or (append_to and any((k[0], k[1]) == append_to for k in ks)):
+            if ks & gone_keys and user.keeps(c) or (append_to and any((k[0], k[1]) == append_to for k in ks)):
                 return NoInPlaceEdit(site.ident, "shared", (c,), result.where, user.name)
     for path, span in [*by_seq, *([append_to] if append_to else [])]:
-        reader = second_reader(written.load(path), span)
+        reader = second_reader(written.load(path), span, known_reads(site, users, path))
         if reader is not None:  # e.g. a HIP branch reading the same list as the CUDA one: unseen here
             return NoInPlaceEdit(site.ident, "shared", (), result.where, reader)
     return result
@@ -151,10 +161,18 @@ def _targets(assign) -> list:
     return [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
 
 
-def second_reader(pf: ParsedFile, span: Span) -> str | None:
-    """``name (path:line)`` when the literal at ``span`` is bound to a name that is read more than
-    once in its file: some code (another branch, another target's path) may read it too, and
-    what it sees there is not known, so the list is not edited."""
+def known_reads(site: AutotuneSite, users: Seq[User], path: str) -> tuple[Span, ...]:
+    """The autotune calls in ``path`` whose reads of a list are known: the site's own and those
+    of the other readers, whose configs the edit has been checked against."""
+    calls = [(site.path, site.span), *((u.site_path, u.call) for u in users if u.call is not None)]
+    return tuple(s for p, s in calls if p == path)
+
+
+def second_reader(pf: ParsedFile, span: Span, known: Seq[Span] = ()) -> str | None:
+    """``name (path:line)`` when the literal at ``span`` is bound to a name that is read in its
+    file outside the autotune calls ``known`` (the site's own, other readers' that the edit was
+    checked against): some code (another branch, another target's path) may read it there, and
+    what it sees is not known, so the list is not edited."""
     node = pf.find(cst.BaseExpression, span, "literal list")
     assigns = list(pf.walk((cst.Assign, cst.AnnAssign)))
     bound = {id(t) for a in assigns for t in _targets(a)}  # ``X = ...`` under if/else binds, it does not read
@@ -164,9 +182,17 @@ def second_reader(pf: ParsedFile, span: Span) -> str | None:
         for t in _targets(assign):
             if isinstance(t, cst.Name):
                 reads = [n for n in pf.walk(cst.Name) if n.value == t.value and id(n) not in bound]
-                if len(reads) > 1:
-                    return f"`{t.value}` read at {pf.path}:{pf.span(reads[1]).start_line}"
+                # Reads in known calls are accounted for; with none there, one read is the path
+                # the site itself takes (a helper returning the list), as with no ``known``.
+                unknown = [n for n in reads if not any(_inside(pf.span(n), k) for k in known)]
+                free = 1 if len(unknown) == len(reads) else 0
+                if len(unknown) > free:
+                    return f"`{t.value}` read at {pf.path}:{pf.span(unknown[free]).start_line}"
     return None
+
+
+def _inside(a: Span, b: Span) -> bool:
+    return (b.start_line, b.start_col) <= (a.start_line, a.start_col) and (a.end_line, a.end_col) <= (b.end_line, b.end_col)
 
 
 def _branches(value) -> list:

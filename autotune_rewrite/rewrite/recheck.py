@@ -40,6 +40,9 @@ def recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, 
             with open(copy / c.path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(c.after)
         rescanned = scan(copy, jobs=1, settings=settings)  # the copy's settings are the root's
+        # A branch rewritten in this run (a list its kernel's branches share, decided together)
+        # must show its own decision; the other branches what they showed before.
+        branches = {(kr.site.ident, kr.site.view_targets): kr.decision for kr in kernels if kr.changes}
         out, lost = [], []
         for kr in kernels:
             if not kr.changes:
@@ -47,7 +50,7 @@ def recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, 
                 continue
             try:
                 edited = next((c for c in changes if c.path == kr.site.path), None)
-                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache, edited)
+                again = _recheck_one(copy, kr, rescanned.sites, targets, workers, cache_dir, use_cache, edited, branches)
             except UserError as exc:
                 lost.append((kr.site.ident, exc, None))
                 continue
@@ -59,14 +62,14 @@ def recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, 
 
 
 def _recheck_one(copy, kr: KernelRewrite, sites, targets, workers, cache_dir, use_cache,
-                 edited=None) -> tuple[KernelReport, ...]:
+                 edited=None, branches=None) -> tuple[KernelReport, ...]:
     d = kr.decision
     ident = d.site.ident
     # A twin (``path::name:LINE``) may have moved: ``after_edit`` follows it through the edit.
     new = after_edit(sites, d.site, edited and edited.before, edited and edited.after)
     branch = d.site.view_targets
     if new is not None and branch:  # a branch: the others must read what they read before
-        _same_elsewhere(ident, d.site, kr, new, branch)
+        _same_elsewhere(ident, d.site, kr, new, branch, branches or {})
         # Each of the branch's targets is checked on its own view (a device guard may split them).
         targets = [t for t in targets if t.name in branch]
     if new is None or (new.configs is None and not new.target_dependent):
@@ -109,9 +112,15 @@ def _recheck_views(new: AutotuneSite, targets):
     return [(new.on_targets(e) if (e := new.entry_for(t.name)) else replace(new, configs=None), (t,)) for t in targets]
 
 
-def _same_elsewhere(ident, view: AutotuneSite, kr: "KernelRewrite", new: AutotuneSite, branch) -> None:
-    """The targets outside ``branch`` see the same configs after the edit as before."""
-    before = {t: [config_key(c) for c in (e.configs or ())] for e in kr.others for t in e.targets}
+def _same_elsewhere(ident, view: AutotuneSite, kr: "KernelRewrite", new: AutotuneSite, branch, branches) -> None:
+    """The targets outside ``branch`` see the same configs after the edit as before, or, where
+    their own branch is rewritten too, what its decision chose."""
+    def want(e, t):
+        d = branches.get((ident, tuple(e.targets)))
+        return [config_key(p.config) for p in d.configs_on(t)] if d is not None else [
+            config_key(c) for c in (e.configs or ())]
+
+    before = {t: want(e, t) for e in kr.others for t in e.targets}
     for target, keys in before.items():
         entry = new.entry_for(target)
         after = [config_key(c) for c in (entry.configs or ())] if entry is not None else None

@@ -7,19 +7,19 @@ again before it is returned (black's habit of checking its own output).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence as Seq
 
 import libcst as cst
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
-from autotune_rewrite.rewrite import bucket
+from autotune_rewrite.rewrite import bucket, shared_lists
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
 from autotune_rewrite.rewrite.device_guard import guard_edits
 from autotune_rewrite.rewrite.edits import Edit, apply_edits
 from autotune_rewrite.rewrite.facts import Note
-from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.decision import Decision
 
@@ -71,14 +71,17 @@ def rewrite(
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
+    decided: Mapping[Group, Decision] | None = None,
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
     (paths as the scan reported them, newlines untranslated). ``sites``: every site of the scan
     (an in-place edit must not change what the others read); ``inline``: write ``configs=`` out
     as a literal list where no in-place edit exists (else that is ``InPlaceRefused``), and remove
-    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given."""
+    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given.
+    ``decided``: every decision of the run, by group, so a list other kernels read may lose
+    what their own decisions drop too (``shared_lists``)."""
     changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline,
-                                 repo_texts=repo_texts)
+                                 repo_texts=repo_texts, decided=decided)
     return RewriteResult(decision, changes, notes)
 
 
@@ -91,15 +94,19 @@ def rewrite_all(
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
+    decided: Mapping[Group, Decision] | None = None,
 ) -> tuple[tuple[FileChange, ...], tuple[Note, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
     files = _Files(read)
     notes: list[Note] = []
     helpers: set[str] = set()
-    for decision in decisions:
-        if not (decision.skipped or decision.needs):
-            notes += _collect(decision, files, helpers, batch_expr, buckets, users_of(decision, sites), inline,
-                              repo_texts)
+    live = [d for d in decisions if not (d.skipped or d.needs)]
+    everyone = shared_lists.readers(sites, decided if decided is not None else {_group(d): d for d in live})
+    guards = _guards(live)
+    for decision in live:
+        users = shared_lists.others(_group(decision), everyone)
+        notes += _collect(decision, files, helpers, batch_expr, buckets, users, inline, repo_texts,
+                          guards.pop(decision.site.ident, None))
     changes = []
     for path, path_edits in files.edits.items():
         if not path_edits:
@@ -116,30 +123,29 @@ def rewrite_all(
     return tuple(sorted(changes, key=lambda c: c.path)), tuple(notes)
 
 
-def users_of(decision: Decision, sites: Seq[AutotuneSite]) -> tuple[User, ...]:
-    """Every other reader of config lists: the other sites, and this site's other branches (the
-    targets the decision is not for)."""
-    me, mine = decision.site.ident, set(decision.site.view_targets)
-    out = []
-    for s in sites:
-        if not s.configs_by_target:
-            if s.ident != me and s.configs:
-                out.append(User(s.ident, s.configs))
-            continue
-        for e in s.configs_by_target:
-            if e.configs and (s.ident != me or not mine & set(e.targets)):
-                out.append(User(f"{s.ident} on {', '.join(e.targets)}", e.configs))
-    return tuple(out)
+def _group(d: Decision) -> shared_lists.Group:
+    return d.site.ident, d.site.view_targets
+
+
+def _guards(decisions: Seq[Decision]) -> dict[str, Decision]:
+    """Per site, the decision whose guard is written: one guard per decorator, holding what
+    every branch of a kernel whose configs are chosen per target guards (each on its targets)."""
+    out: dict[str, Decision] = {}
+    for d in decisions:
+        first = out.get(d.site.ident)
+        out[d.site.ident] = d if first is None else replace(first, guarded=(*first.guarded, *d.guarded))
+    return out
 
 
 def _collect(decision: Decision, files: _Files, helpers: set[str], batch_expr, buckets, users, inline,
-             repo_texts=None) -> list[str]:
+             repo_texts=None, guard: Decision | None = None) -> list[str]:
     site = decision.site
     pf = files(site.path)
     edits, notes = config_edits(pf, site, decision, files, users, inline, repo_texts)
     for path, path_edits in edits.items():
         files.add(path, path_edits)
-    files.add(site.path, guard_edits(pf, site, decision, find_autotune_call(pf, site)))  # fleet: some targets only
+    if guard is not None:  # fleet: some targets only, or a list another kernel reads
+        files.add(site.path, guard_edits(pf, guard.site, guard, find_autotune_call(pf, guard.site)))
     if not decision.add_bs_bucket:
         return notes
     if not site.launches:

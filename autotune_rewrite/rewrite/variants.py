@@ -44,7 +44,7 @@ config, ``config_key``) is ``decision``.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.evidence import KernelReport
@@ -74,7 +74,7 @@ from autotune_rewrite.rewrite.facts import (
     WarpsRaised,
 )
 from autotune_rewrite.rewrite.decision import (
-    ConfigFacts, Decision, Evidence, PlannedConfig, config_key, refused, tile_key,
+    ConfigFacts, Decision, Evidence, PlannedConfig, config_key, refused, source_key, tile_key,
 )
 from autotune_rewrite.rewrite.choice import choose
 
@@ -107,12 +107,16 @@ def decide(
     reports: Sequence[KernelReport],
     candidates: Sequence[KernelReport] = (),
     bench: BenchTimes | None = None,
+    kept_elsewhere: Mapping[tuple, str] | None = None,
 ) -> Decision:
     """Choose ``variant``'s config list for ``site`` from the check stage's reports.
 
     ``reports``: one KernelReport per launch spec (verdicts for the configs in the source, per
     target). ``candidates``: reports holding verdicts for configs ``decide`` asked for before.
     ``bench``: saved timings of this kernel (used only when measured on the one target).
+    ``kept_elsewhere``: configs (``source_key``) another reader of the same written list keeps,
+    by reader: for the fleet variants one dead on every target stays in the list for that
+    reader and is guarded here on every target (``rewrite/shared_lists``).
     Raises ``NoCommonConfig`` (a UserError) when no config can launch on every (spec, target),
     with the check stage's largest fitting tiles, and ``VariantRefused`` when v1/v2/v3 would
     have to choose among tiles without a measurement.
@@ -150,6 +154,11 @@ def decide(
                                                  for e in ev if e.verdict.over_budget)))
             continue
         dead = dead_targets(ev, targets)
+        reader = (kept_elsewhere or {}).get(source_key(c, site.path)) if variant in FLEET_VARIANTS else None
+        if len(dead) == len(targets) and reader:
+            retained.append(p)
+            guarded.append(Guarded(c, dead, refused(ev), kept_for=reader))
+            continue
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:
             dropped.append(Dropped(c, CANNOT_LAUNCH, refused(ev)))
             continue
