@@ -29,7 +29,7 @@ from autotune_rewrite.locate.early_prune import KEY
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ElementChoice
 from autotune_rewrite.rewrite.decision import config_key
-from autotune_rewrite.rewrite.edits import LINE, Edit
+from autotune_rewrite.text_edits import LINE, Edit
 from autotune_rewrite.rewrite.facts import FilterNote, NoInPlaceEdit
 from autotune_rewrite.rewrite.inplace import User, second_reader
 from autotune_rewrite.rewrite.parsed import ParsedFile

@@ -38,7 +38,7 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text
 from autotune_rewrite.rewrite.configs import autotune_arg
 from autotune_rewrite.rewrite.guard_text import guard_comment, guard_reason
-from autotune_rewrite.rewrite.edits import LINE, Edit
+from autotune_rewrite.text_edits import LINE, Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 from autotune_rewrite.rewrite.decision import Decision, config_key

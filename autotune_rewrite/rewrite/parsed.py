@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import Span
-from autotune_rewrite.rewrite.edits import SourceText
+from autotune_rewrite.text_edits import SourceText
 
 N = TypeVar("N", bound=cst.CSTNode)
 

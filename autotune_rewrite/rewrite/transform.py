@@ -17,7 +17,7 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import bucket
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
 from autotune_rewrite.rewrite.device_guard import guard_edits
-from autotune_rewrite.rewrite.edits import Edit, apply_edits
+from autotune_rewrite.text_edits import Edit, apply_edits
 from autotune_rewrite.rewrite.facts import Note
 from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile

@@ -1,6 +1,6 @@
 """Text edits located by LibCST positions: the rewriter's output before it becomes a file.
 
-Every transform in this package computes ``Edit``s (replace the characters between two
+Every transform of ``rewrite/`` computes ``Edit``s (replace the characters between two
 offsets) instead of re-printing a tree, so whatever it does not touch stays byte-identical:
 comments, quotes, trailing commas, CRLF line ends. ``SourceText`` maps LibCST's
 ``PositionProvider`` positions (1-based lines, 0-based columns in characters) to offsets.
