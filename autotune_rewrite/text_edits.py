@@ -16,7 +16,6 @@ from autotune_rewrite.model import Span
 # LibCST (like Python's tokenizer) ends a line at \r\n, \r or \n; str.splitlines() would also
 # split at form feeds and other separators, which would shift every later line number.
 _LINE_END = re.compile(r"\r\n|\r|\n")
-LINE = 88  # black's default: the lines a transform generates stay within it
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from autotune_rewrite.rewrite.recheck import recheck_kernels
 from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
 from autotune_rewrite.rewrite.transform import rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import FLEET_VARIANTS, VARIANTS, decide
+from autotune_rewrite.settings.formatter import line_lengths
 
 MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
 
@@ -137,6 +138,8 @@ def run_rewrites(
     everyone = result.sites
 
     read = _read(root)
+    prefix = git_prefix(root)  # the repository is the formatters' settings' scope: their files up to its top
+    widths = line_lengths(root.parents[prefix.count("/") - 1] if prefix else root, root)
     python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []
@@ -159,7 +162,7 @@ def run_rewrites(
                 _refuse_unseen(root, site, settings)
             # An inline list would replace every branch: a branch is only edited in place.
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
-                          inline=inline and not branch, repo_texts=python_texts)
+                          inline=inline and not branch, repo_texts=python_texts, line_length=widths)
         except InPlaceRefused as exc:
             failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
@@ -175,7 +178,7 @@ def run_rewrites(
             others = tuple(e for e in (whole.configs_by_target if whole else ()) if not set(e.targets) & set(branch))
         kernels.append(KernelRewrite(site, decision, tuple(reports), cands, own.changes, own.notes, others=others))
 
-    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
+    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, widths)
     if recheck and changes:
         kernels, lost = recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
@@ -184,7 +187,7 @@ def run_rewrites(
             else:
                 failed.append((ident, Failed(why)))
         if lost:  # their edits must not reach the diff
-            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts)
+            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, widths)
     outcomes = []
     for r in result.reports:
         if r.site.ident in bugs:
@@ -195,7 +198,7 @@ def run_rewrites(
     shown = display_path if display_path is not None else str(path)
     return RewriteRun(
         root=str(root),
-        prefix=git_prefix(root),
+        prefix=prefix,
         variant=variant,
         targets=tuple(t.arch.name for t in targets),
         kernels=tuple(kernels),
@@ -232,12 +235,14 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
         raise VariantRefused(LaunchesUnseen(site.ident, unseen))
 
 
-def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None):
+def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None,
+              widths=None):
     """One set of edits per file for the kernels that are rewritten."""
     if len(kernels) == 1:  # the kernel's own edits are the combined ones
         return kernels[0].changes, kernels[0].notes
     return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
-                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts)
+                       inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts,
+                       line_length=widths)
 
 
 def _python_texts(root: Path):

@@ -22,6 +22,7 @@ from autotune_rewrite.rewrite.facts import Note
 from autotune_rewrite.rewrite.inplace import User
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.decision import Decision
+from autotune_rewrite.settings.formatter import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,14 @@ class RewriteResult:
 
 
 class _Files:
-    def __init__(self, read: Callable[[str], str]) -> None:
-        self.read = read
+    def __init__(self, read: Callable[[str], str], line_length: Callable[[str], int] | None) -> None:
+        self.read, self.line_length = read, line_length or (lambda path: DEFAULT)
         self.parsed: dict[str, ParsedFile] = {}
         self.edits: dict[str, list[Edit]] = {}
 
     def __call__(self, path: str) -> ParsedFile:
         if path not in self.parsed:
-            self.parsed[path] = ParsedFile(path, self.read(path))
+            self.parsed[path] = ParsedFile(path, self.read(path), self.line_length(path))
         return self.parsed[path]
 
     def add(self, path: str, edits: Seq[Edit]) -> None:
@@ -71,14 +72,16 @@ def rewrite(
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
+    line_length: Callable[[str], int] | None = None,
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
     (paths as the scan reported them, newlines untranslated). ``sites``: every site of the scan
     (an in-place edit must not change what the others read); ``inline``: write ``configs=`` out
     as a literal list where no in-place edit exists (else that is ``InPlaceRefused``), and remove
-    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given."""
+    what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given.
+    ``line_length(path)``: the width the repository's formatters give the file (default 88)."""
     changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline,
-                                 repo_texts=repo_texts)
+                                 repo_texts=repo_texts, line_length=line_length)
     return RewriteResult(decision, changes, notes)
 
 
@@ -91,9 +94,10 @@ def rewrite_all(
     sites: Seq[AutotuneSite] = (),
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
+    line_length: Callable[[str], int] | None = None,
 ) -> tuple[tuple[FileChange, ...], tuple[Note, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
-    files = _Files(read)
+    files = _Files(read, line_length)
     notes: list[Note] = []
     helpers: set[str] = set()
     for decision in decisions:
