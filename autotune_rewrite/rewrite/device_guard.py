@@ -24,7 +24,8 @@ needed; on AMD ``arch`` is a string and nothing is pruned), lists the dead confi
 compiled numbers a reviewer can check, and leaves every other GPU's list byte for byte as
 before. The scan runs it per target (``locate/early_prune``), so ``check`` on the patched tree
 shows those targets fixed and the others unchanged. An existing ``early_config_prune`` is
-composed, not replaced: the helper drops the dead configs, then calls it.
+composed, not replaced: the helper drops the dead configs, then calls it; a guard written by an
+earlier run is extended instead (``guard_extend``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text
 from autotune_rewrite.rewrite.configs import autotune_arg
 from autotune_rewrite.line_split import bracketed
+from autotune_rewrite.rewrite.guard_extend import extend_edits
 from autotune_rewrite.rewrite.guard_text import by_capability, capability_block, guard_comment
 from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
@@ -55,6 +57,11 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
     _refuse_ambiguous(site, decision)
     quote = config_text.quote_char(pf, pf.offsets(call)[0])
     why = f"guard {len(decision.guarded)} config(s) of {site.kernel} per target"
+    # The site already has a guard (the fleet grew): its table gets the rows. Only when the scan
+    # ran it, as for any pruner ours is composed with (``_prune_argument``).
+    extended = extend_edits(pf, call, decision, quote, why) if KEY in (site.configs_origin or "") else None
+    if extended is not None:
+        return extended
     triton = _triton_name(pf)
     taken = _bound_names(pf)
     stem = site.kernel.lstrip("_") or "kernel"

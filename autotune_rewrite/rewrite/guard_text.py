@@ -3,7 +3,8 @@
 They are part of the code the rewrite emits (as ``config_text`` writes a ``triton.Config``), so
 they are written here, tersely, from the compiled numbers; the terminal's and the PR body's
 sentences for the same refusals stay in ``output/explain.py``. Every line fits the file's line
-length: comments are wrapped, rows split as the formatters split them (``line_split``)."""
+length: comments are wrapped, rows split as the formatters split them (``line_split``). The
+same rows start a new guard (``device_guard``) and extend an existing one (``guard_extend``)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,11 @@ def by_capability(decision: Decision) -> dict[int, list[Guarded]]:
     return dict(sorted(out.items()))
 
 
+def entry_key(kwargs: dict, num_warps: int, num_stages: int) -> tuple:
+    """What the generated pruner compares: (meta-parameters, num_warps, num_stages)."""
+    return tuple(sorted(kwargs.items())), num_warps, num_stages
+
+
 def rows(guards: Sequence[Guarded], cap: int, many_specs: bool, quote: str, indent: str, unit: str, nl: str,
          width: int) -> str:
     """Each config's reason comment and ``(meta-parameters, num_warps, num_stages)`` row."""
@@ -120,4 +126,4 @@ def capability_block(guards: Sequence[Guarded], cap: int, many_specs: bool, quot
     return f"{indent}{cap}: [  # sm_{cap}{nl}{body}{indent}],{nl}"
 
 
-__all__ = ["by_capability", "capability_block", "comment", "guard_comment", "guard_reason", "rows"]
+__all__ = ["by_capability", "capability_block", "comment", "entry_key", "guard_comment", "guard_reason", "rows"]
