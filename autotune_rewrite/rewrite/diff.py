@@ -138,8 +138,9 @@ def run_rewrites(
     everyone = result.sites
 
     read = _read(root)
-    prefix = git_prefix(root)  # the repository is the formatters' settings' scope: their files up to its top
-    widths = line_lengths(root.parents[prefix.count("/") - 1] if prefix else root, root)
+    prefix = git_prefix(root)
+    top = root.parents[prefix.count("/") - 1] if prefix else root  # the checkout: formatter settings stop there
+    widths = line_lengths(top, root)
     python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []

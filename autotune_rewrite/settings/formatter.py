@@ -51,8 +51,8 @@ def line_length(root: PurePath, path: PurePath, read: Read) -> LineLength:
     it), reading config files only through ``read`` (called with ``root / relative``)."""
     rel = PurePath(path).relative_to(root) if PurePath(path).is_absolute() else PurePath(path)
     folders = list(rel.parents)  # the file's folder first, the root (".") last
-    stated = [s for s in (_ruff(root, folders, read), _black(root, folders, read)) if s is not None]
-    return min(stated, key=lambda s: s.width) if stated else LineLength(DEFAULT, "default")
+    counted = [s for s in (_ruff(root, folders, read), _black(root, folders, read)) if s is not None]
+    return min(counted, key=lambda s: s.width) if counted else LineLength(DEFAULT, "default")
 
 
 def _ruff(root: PurePath, folders, read: Read) -> LineLength | None:
