@@ -157,6 +157,7 @@ def _helper_text(pf, decision: Decision, table: str, helper: str, triton: str, q
     blocks = [capability_block(guards, cap, many_specs, quote, unit, unit, nl, width)
               for cap, guards in by_capability(decision).items()]
 
+    # Each statement as the formatters write it at the file's width (the ``arch =`` line is 63 columns).
     def split(head: str, items: list[str], tail: str, joint: str = ", ", indent: str = unit) -> str:
         return indent + bracketed(head, items, tail, at=len(indent), indent=indent, unit=unit, nl=nl, width=width,
                                   joint=joint) + nl
