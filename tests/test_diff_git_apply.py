@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from autotune_rewrite.rewrite.unified_diff import NO_NEWLINE, unified_diff
+from autotune_rewrite.unified_diff import NO_NEWLINE, unified_diff
 
 CASES = {
     "lf": ("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"),

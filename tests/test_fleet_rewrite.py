@@ -31,9 +31,9 @@ def _repo(tmp: Path, edit=None) -> Path:
     return commit_tree(root)
 
 
-def _launches(root: Path, cache: Path) -> tuple[int, dict[str, dict[str, bool]]]:
+def _launches(root: Path, cache: Path, fleet=FLEET) -> tuple[int, dict[str, dict[str, bool]]]:
     """check --format json -> (exit code, {arch: {config label: launches}}) over every spec."""
-    proc = cli("check", *FLEET, "--format", "json", ".", cwd=root, cache=cache)
+    proc = cli("check", *fleet, "--format", "json", ".", cwd=root, cache=cache)
     seen: dict[str, dict[str, bool]] = {}
     for k in json.loads(proc.stdout)["kernels"]:
         for c in k["configs"]:
@@ -42,8 +42,8 @@ def _launches(root: Path, cache: Path) -> tuple[int, dict[str, dict[str, bool]]]
     return proc.returncode, seen
 
 
-def _patch(root: Path, cache: Path, *extra) -> subprocess.CompletedProcess:
-    proc = cli("diff", "--variant", "prune", *FLEET, *extra, ".", cwd=root, cache=cache, check_rc=0)
+def _patch(root: Path, cache: Path, *extra, fleet=FLEET) -> subprocess.CompletedProcess:
+    proc = cli("diff", "--variant", "prune", *fleet, *extra, ".", cwd=root, cache=cache, check_rc=0)
     subprocess.run(["git", "apply"], input=proc.stdout, text=True, cwd=root, check=True)
     return proc
 
@@ -192,10 +192,42 @@ def test_a_product_whose_filter_asks_the_device_is_decided_for_both_targets_then
     assert rc == 1 and before["sm_120"] == {SMALL: True, MID: True, SM90_ONLY: False, NOWHERE: False}
     assert before["sm_90"] == {MID: True, SM90_ONLY: True, NOWHERE: False}  # its filter drops SMALL
     proc = _patch(root, cache)
-    assert "kept in the list for gemm.py::gemm_kernel on sm_90" in proc.stdout
+    assert "kept in the list for\n+        # gemm.py::gemm_kernel on sm_90\n" in proc.stdout  # the comment, wrapped at 88
     text = (root / "gemm.py").read_text()
     assert "    if r == 1 or n == 256\n    if not (n == 256 and r == 1)\n" in text  # NOWHERE, once
     assert "configs=list(filter(_keep, CONFIGS))," in text  # the user's filter stays as written
     rc, after = _launches(root, cache)
     assert rc == 0 and after["sm_120"] == {SMALL: True, MID: True}
     assert after["sm_90"] == {MID: True, SM90_ONLY: True}
+
+
+GROWN = (*FLEET, "--arch", "sm_86", "--arch", "sm_89")  # 99 KB opt-in, like sm_120
+ROW = '        ({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, 8, 4),'
+
+
+def _added(proc: subprocess.CompletedProcess) -> list[str]:
+    """The patch's changed lines (no line is removed when a guard is extended)."""
+    lines = [line for line in proc.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert all(line.startswith("+") for line in lines), lines
+    return [line[1:] for line in lines]
+
+
+def test_a_fleet_that_grows_extends_the_guard_an_earlier_run_wrote(tmp_path, cache):
+    root = _repo(tmp_path)
+    _patch(root, cache)
+    git(root, "commit", "-qam", "guard for sm_120")
+    proc = _patch(root, cache, fleet=GROWN)
+    # The new targets' entries join the table, in capability order; nothing else changes: no
+    # second table, no helper composed over the first, prune_configs_by as it was.
+    reason = "        # 147,456 B shared memory > 101,376 B opt-in"
+    assert _added(proc) == ["    86: [  # sm_86", reason, ROW, "    ],", "    89: [  # sm_89", reason, ROW, "    ],"]
+    text = (root / "gemm.py").read_text()
+    assert text.count("_CANNOT_LAUNCH = {") == 1 and text.count("def _prune_gemm_kernel") == 1
+    assert 'prune_configs_by={"early_config_prune": _prune_gemm_kernel},' in text
+    rc, after = _launches(root, cache, GROWN)
+    assert rc == 0
+    assert after["sm_86"] == after["sm_89"] == after["sm_120"] == {SMALL: True, MID: True}
+    assert after["sm_90"] == {SMALL: True, MID: True, SM90_ONLY: True}
+    again = cli("diff", "--variant", "prune", "--check", *GROWN, ".", cwd=root, cache=cache)
+    assert again.returncode == 0 and again.stdout == ""
+

@@ -18,7 +18,7 @@ from projection_repo import diff, formatted, kernel, patched, repo
 
 from autotune_rewrite.output.explain_rewrite import fact, rewrite_note, why
 from autotune_rewrite.rewrite.facts import FilterNote
-from autotune_rewrite.rewrite.unified_diff import unified_diff
+from autotune_rewrite.unified_diff import unified_diff
 
 CONDITION = "if not (bd == 128 and s == 4)"
 

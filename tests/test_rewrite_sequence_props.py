@@ -11,7 +11,7 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autotune_rewrite.rewrite.edits import apply_edits
+from autotune_rewrite.text_edits import apply_edits
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 

@@ -19,7 +19,7 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite, LaunchSite
 from autotune_rewrite.rewrite.config_text import quote_char
 from autotune_rewrite.rewrite.configs import autotune_arg
-from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 from autotune_rewrite.triton_names import JIT

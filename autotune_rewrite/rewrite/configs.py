@@ -19,7 +19,7 @@ import libcst as cst
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text, dead_code, dead_filter, inplace
 from autotune_rewrite.rewrite.facts import DataFileNote, InlinedNote, InPlaceRefused, NoInPlaceEdit
-from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 from autotune_rewrite.rewrite.decision import Decision, PlannedConfig

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 
 WHY = "remove what the inline list left unused"

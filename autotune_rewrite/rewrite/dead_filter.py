@@ -25,11 +25,12 @@ import libcst as cst
 
 from autotune_rewrite.evaluate import DEFAULT_ANSWERS, ConfigObj, Evaluator, Unresolved, loop_table
 from autotune_rewrite.files import module_name
+from autotune_rewrite.line_split import bracketed
 from autotune_rewrite.locate.early_prune import KEY
 from autotune_rewrite.locate.parsed import ParsedModule
 from autotune_rewrite.model import AutotuneSite, ConfigValue, ElementChoice
 from autotune_rewrite.rewrite.decision import config_key
-from autotune_rewrite.rewrite.edits import LINE, Edit
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.facts import FilterNote, NoInPlaceEdit
 from autotune_rewrite.rewrite.inplace import User, known_reads, second_reader
 from autotune_rewrite.rewrite.parsed import ParsedFile
@@ -184,7 +185,7 @@ def _edits(pf: ParsedFile, comp, cond: Condition, why: str) -> tuple[str, list[E
     end = pf.outer_offsets(last.ifs[-1].test if last.ifs else last.iter)[1]
     if pf.src.only_whitespace(pf.src.line_start(for_at), for_at):
         indent = pf.src.indent_at(for_at)
-        core = _wrapped(cond, len(indent) + len("if "), indent, pf.indent_unit(), pf.src.newline)
+        core = _wrapped(cond, len(indent) + len("if "), indent, pf)
         return core, [Edit(end, end, f"{pf.src.newline}{indent}if {core}", why)], False, line
     if not last.ifs:
         return cond.text(), [Edit(end, end, f" if {cond.text()}", why)], False, line
@@ -197,18 +198,15 @@ def _edits(pf: ParsedFile, comp, cond: Condition, why: str) -> tuple[str, list[E
     return core, [Edit(end, end, f" and {core}", why)], True, line
 
 
-def _wrapped(cond: Condition, at: int, indent: str, unit: str, nl: str) -> str:
-    """The condition on one line when it fits ``LINE`` from column ``at``, else inside its
-    parentheses one operand per line, ``or`` (or, for one group, ``and``) leading, which is
-    where black and ruff format split it."""
+def _wrapped(cond: Condition, at: int, indent: str, pf: ParsedFile) -> str:
+    """The condition on one line when it fits the file's line length from column ``at``, else
+    split inside its parentheses as black and ruff format split it (``line_split``)."""
     text = cond.text()
-    if at + len(text) <= LINE or (cond.terms < 2):
+    if at + len(text) <= pf.line_length or (cond.terms < 2):
         return text
     parts = cond.parts() if len(cond.groups) > 1 else [t.text() for t in cond.groups[0]]
-    joint = " or " if len(cond.groups) > 1 else " and "
-    inner = indent + unit
-    body = f"{nl}{inner}{joint.strip()} ".join(parts)
-    return f"{'not (' if cond.negated else '('}{nl}{inner}{body}{nl}{indent})"
+    return bracketed("not (" if cond.negated else "(", parts, ")", at=at, indent=indent, unit=pf.indent_unit(),
+                     nl=pf.src.newline, width=pf.line_length, joint=" or " if len(cond.groups) > 1 else " and ")
 
 
 def _prove(text: str, values, labels) -> None:

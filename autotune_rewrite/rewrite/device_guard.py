@@ -24,7 +24,8 @@ needed; on AMD ``arch`` is a string and nothing is pruned), lists the dead confi
 compiled numbers a reviewer can check, and leaves every other GPU's list byte for byte as
 before. The scan runs it per target (``locate/early_prune``), so ``check`` on the patched tree
 shows those targets fixed and the others unchanged. An existing ``early_config_prune`` is
-composed, not replaced: the helper drops the dead configs, then calls it.
+composed, not replaced: the helper drops the dead configs, then calls it; a guard written by an
+earlier run is extended instead (``guard_extend``).
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import config_text
 from autotune_rewrite.rewrite.configs import autotune_arg
-from autotune_rewrite.rewrite.guard_text import guard_comment, guard_reason
-from autotune_rewrite.rewrite.edits import LINE, Edit
+from autotune_rewrite.line_split import bracketed
+from autotune_rewrite.rewrite.guard_extend import extend_edits
+from autotune_rewrite.rewrite.guard_text import by_capability, capability_block, guard_comment
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.sequence import Sequence
 from autotune_rewrite.rewrite.decision import Decision, config_key
-from autotune_rewrite.targets import ARCHS
 
 KEY = "early_config_prune"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
@@ -53,6 +55,13 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
     if not decision.guarded:
         return []
     _refuse_ambiguous(site, decision)
+    quote = config_text.quote_char(pf, pf.offsets(call)[0])
+    why = f"guard {len(decision.guarded)} config(s) of {site.kernel} per target"
+    # The site already has a guard (the fleet grew): its table gets the rows. Only when the scan
+    # ran it, as for any pruner ours is composed with (``_prune_argument``).
+    extended = extend_edits(pf, call, decision, quote, why) if KEY in (site.configs_origin or "") else None
+    if extended is not None:
+        return extended
     triton = _triton_name(pf)
     taken = _bound_names(pf)
     stem = site.kernel.lstrip("_") or "kernel"
@@ -60,12 +69,10 @@ def guard_edits(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cs
         stem += f"_l{site.ident_line}"
     table = _free(f"_{stem.upper()}_CANNOT_LAUNCH", taken)
     helper = _free(f"_prune_{stem}", taken)
-    quote = config_text.quote_char(pf, pf.offsets(call)[0])
-    why = f"guard {len(decision.guarded)} config(s) of {site.kernel} per target"
     previous, arg_edits = _prune_argument(pf, site, decision, call, helper, quote, why)
     text = _helper_text(pf, decision, table, helper, triton, quote, previous, _triton_version())
     at = _insert_at(pf, call)
-    return [Edit(at, at, text, why), *arg_edits]
+    return [*_after_imports(pf, at, why), Edit(at, at, text, why), *arg_edits]
 
 
 def _prune_argument(pf: ParsedFile, site: AutotuneSite, decision: Decision, call: cst.Call, helper: str,
@@ -143,48 +150,29 @@ def _free(name: str, taken: set[str]) -> str:
     return out
 
 
-def _entry(c, quote: str, indent: str, nl: str) -> str:
-    """One ``(meta-parameters, num_warps, num_stages)`` line, wrapped as black would."""
-    items = [f"{config_text._literal(k, quote)}: {config_text._literal(v, quote)}" for k, v in c.kwargs.items()]
-    meta = "{" + ", ".join(items) + "}"
-    w, s = c.effective_num_warps, c.effective_num_stages
-    one = f"{indent}({meta}, {w}, {s}),"
-    if len(one) <= LINE:
-        return one + nl
-    inner = indent + "    "
-    if len(inner + meta + ",") > LINE:
-        meta = "{" + nl + "".join(f"{inner}    {i},{nl}" for i in items) + inner + "}"
-    return f"{indent}({nl}{inner}{meta},{nl}{inner}{w},{nl}{inner}{s},{nl}{indent}),{nl}"
-
-
 def _helper_text(pf, decision: Decision, table: str, helper: str, triton: str, quote: str,
                  previous: str | None, triton_version: str) -> str:
-    nl, unit = pf.src.newline, pf.indent_unit()
-    by_cap: dict[int, list] = {}
-    for g in decision.guarded:
-        for arch in g.archs:
-            by_cap.setdefault(ARCHS[arch].capability, []).append(g)
+    nl, unit, width = pf.src.newline, pf.indent_unit(), pf.line_length
     many_specs = len(decision.specs) > 1
-    rows = []
-    for cap in sorted(by_cap):
-        arch = f"sm_{cap}"
-        rows.append(f"{unit}{cap}: [  # {arch}{nl}")
-        for g in by_cap[cap]:
-            rows.append(f"{unit * 2}# {guard_reason(g, arch, many_specs)}{nl}")
-            rows.append(_entry(g.config, quote, unit * 2, nl))
-        rows.append(f"{unit}],{nl}")
-    head = guard_comment(triton_version)
-    lines = [f"# {line}{nl}" for line in head]
+    blocks = [capability_block(guards, cap, many_specs, quote, unit, unit, nl, width)
+              for cap, guards in by_capability(decision).items()]
+
+    # Each statement as the formatters write it at the file's width (the ``arch =`` line is 63 columns).
+    def split(head: str, items: list[str], tail: str, joint: str = ", ", indent: str = unit) -> str:
+        return indent + bracketed(head, items, tail, at=len(indent), indent=indent, unit=unit, nl=nl, width=width,
+                                  joint=joint) + nl
+
+    args = ["configs", "named_args", "**kwargs"]
+    keep = ["c", "for c in configs", "if (c.kwargs, c.num_warps, c.num_stages) not in dead"]
     body = [f"{unit}arch = {triton}.runtime.driver.active.get_current_target().arch{nl}",
-            f"{unit}dead = {table}.get(arch, []){nl}"]
-    keep = "[c for c in configs if (c.kwargs, c.num_warps, c.num_stages) not in dead]"
+            split(f"dead = {table}.get(", ["arch", "[]"], ")")]
     if previous is None:
-        body.append(f"{unit}return {keep}{nl}")
+        body.append(split("return [", keep, "]", joint=" "))
     else:
-        body.append(f"{unit}configs = {keep}{nl}")
-        body.append(f"{unit}return {previous}(configs, named_args, **kwargs){nl}")
-    return ("".join(lines) + f"{table} = {{{nl}" + "".join(rows) + f"}}{nl}{nl}{nl}"
-            + f"def {helper}(configs, named_args, **kwargs):{nl}" + "".join(body) + f"{nl}{nl}")
+        body.append(split("configs = [", keep, "]", joint=" "))
+        body.append(split(f"return {previous}(", args, ")"))
+    return (guard_comment(triton_version, nl, width) + f"{table} = {{{nl}" + "".join(blocks) + f"}}{nl}{nl}{nl}"
+            + split(f"def {helper}(", args, "):", indent="") + "".join(body) + f"{nl}{nl}")
 
 
 def _insert_at(pf: ParsedFile, call: cst.Call) -> int:
@@ -201,6 +189,19 @@ def _insert_at(pf: ParsedFile, call: cst.Call) -> int:
             break
         start = prev
     return start
+
+
+def _after_imports(pf: ParsedFile, at: int, why: str) -> list[Edit]:
+    """One blank line, not the decorated def's two, between imports and a guard right below them:
+    black (since 24) writes one before a statement that is not a def; ruff accepts either."""
+    last = next((s for s in reversed(pf.module.body) if pf.offsets(s)[1] <= at), None)
+    if not (isinstance(last, cst.SimpleStatementLine)
+            and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in last.body)):
+        return []
+    end = pf.src.line_end(pf.offsets(last)[1] - 1)
+    if pf.text[end:at].strip() or pf.src.line_of(at) - pf.src.line_of(end) < 2:
+        return []
+    return [Edit(end, at, pf.src.newline, why)]
 
 
 def _start(pf: ParsedFile, stmt: cst.CSTNode) -> int:

@@ -28,6 +28,7 @@ from autotune_rewrite.rewrite.recheck import recheck_kernels
 from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
 from autotune_rewrite.rewrite.transform import rewrite, rewrite_all
 from autotune_rewrite.rewrite.variants import FLEET_VARIANTS, VARIANTS, decide
+from autotune_rewrite.settings.formatter import line_lengths
 
 MAX_ROUNDS = 4  # candidate rounds: v1 raises warps (1), v2 adds a stage (2); one spare
 
@@ -138,6 +139,9 @@ def run_rewrites(
     everyone = result.sites
 
     read = _read(root)
+    prefix = git_prefix(root)
+    top = root.parents[prefix.count("/") - 1] if prefix else root  # the checkout: formatter settings stop there
+    widths = line_lengths(top, root)
     python_texts = _python_texts(root)
     kernels: list[KernelRewrite] = []
     skipped: list[tuple[str, NoSecondWarpCount]] = []
@@ -174,7 +178,8 @@ def run_rewrites(
                 _refuse_unseen(root, site, settings)
             # An inline list would replace every branch: a branch is only edited in place.
             own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
-                          inline=inline and not branch, repo_texts=python_texts, decided=decisions)
+                          inline=inline and not branch, repo_texts=python_texts, decided=decisions,
+                          line_length=widths)
         except InPlaceRefused as exc:
             failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
@@ -190,7 +195,7 @@ def run_rewrites(
             others = tuple(e for e in (whole.configs_by_target if whole else ()) if not set(e.targets) & set(branch))
         kernels.append(KernelRewrite(site, decision, tuple(by_site[group]), cands, own.changes, own.notes, others=others))
 
-    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions)
+    changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions, widths)
     if recheck and changes:
         kernels, lost = recheck_kernels(root, kernels, changes, targets, edges, workers, cache_dir, use_cache, settings)
         for ident, why, bug in lost:
@@ -199,7 +204,8 @@ def run_rewrites(
             else:
                 failed.append((ident, Failed(why)))
         if lost:  # their edits must not reach the diff
-            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions)
+            changes, notes = _combined(kernels, read, batch_expr, edges, everyone, inline, python_texts, decisions,
+                                       widths)
     outcomes = []
     for r in result.reports:
         if r.site.ident in bugs:
@@ -210,7 +216,7 @@ def run_rewrites(
     shown = display_path if display_path is not None else str(path)
     return RewriteRun(
         root=str(root),
-        prefix=git_prefix(root),
+        prefix=prefix,
         variant=variant,
         targets=tuple(t.arch.name for t in targets),
         kernels=tuple(kernels),
@@ -248,13 +254,13 @@ def _refuse_unseen(root: Path, site: AutotuneSite, settings) -> None:
 
 
 def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(), inline=False, repo_texts=None,
-              decided=None):
+              decided=None, widths=None):
     """One set of edits per file for the kernels that are rewritten."""
     if len(kernels) == 1:  # the kernel's own edits are the combined ones
         return kernels[0].changes, kernels[0].notes
     return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
                        inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts,
-                       decided=decided)
+                       decided=decided, line_length=widths)
 
 
 def _shared_lists_decided(variant, decided, by_site, sites):

@@ -13,14 +13,16 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from autotune_rewrite.errors import UserError
 from autotune_rewrite.model import Span
-from autotune_rewrite.rewrite.edits import SourceText
+from autotune_rewrite.settings.formatter import DEFAULT
+from autotune_rewrite.text_edits import SourceText
 
 N = TypeVar("N", bound=cst.CSTNode)
 
 
 class ParsedFile:
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, line_length: int = DEFAULT) -> None:
         self.path = path
+        self.line_length = line_length  # the repository's formatters': the lines we write fit it
         self.src = SourceText(text)
         try:
             module = cst.parse_module(text)

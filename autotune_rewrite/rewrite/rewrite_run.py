@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from autotune_rewrite.changed import Selection
 from autotune_rewrite.check import ranges
-from autotune_rewrite.rewrite.unified_diff import combined_diff
+from autotune_rewrite.unified_diff import combined_diff
 from autotune_rewrite.errors import ExitCode
 from autotune_rewrite.evidence import KernelReport
 from autotune_rewrite.model import AutotuneSite

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from autotune_rewrite.rewrite.edits import Edit
+from autotune_rewrite.text_edits import Edit
 from autotune_rewrite.rewrite.parsed import ParsedFile
 
 _SKIP = re.compile(r"(?:\s+|#[^\r\n]*|,)*")

@@ -18,10 +18,11 @@ from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite import bucket, shared_lists
 from autotune_rewrite.rewrite.configs import config_edits, find_autotune_call
 from autotune_rewrite.rewrite.device_guard import guard_edits
-from autotune_rewrite.rewrite.edits import Edit, apply_edits
+from autotune_rewrite.text_edits import Edit, apply_edits
 from autotune_rewrite.rewrite.facts import Note
 from autotune_rewrite.rewrite.parsed import ParsedFile
 from autotune_rewrite.rewrite.decision import Decision
+from autotune_rewrite.settings.formatter import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,14 @@ class RewriteResult:
 
 
 class _Files:
-    def __init__(self, read: Callable[[str], str]) -> None:
-        self.read = read
+    def __init__(self, read: Callable[[str], str], line_length: Callable[[str], int] | None) -> None:
+        self.read, self.line_length = read, line_length or (lambda path: DEFAULT)
         self.parsed: dict[str, ParsedFile] = {}
         self.edits: dict[str, list[Edit]] = {}
 
     def __call__(self, path: str) -> ParsedFile:
         if path not in self.parsed:
-            self.parsed[path] = ParsedFile(path, self.read(path))
+            self.parsed[path] = ParsedFile(path, self.read(path), self.line_length(path))
         return self.parsed[path]
 
     def add(self, path: str, edits: Seq[Edit]) -> None:
@@ -72,6 +73,7 @@ def rewrite(
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
     decided: Mapping[Group, Decision] | None = None,
+    line_length: Callable[[str], int] | None = None,
 ) -> RewriteResult:
     """Edit the site's files so they carry ``decision``. ``read(path)`` returns a file's text
     (paths as the scan reported them, newlines untranslated). ``sites``: every site of the scan
@@ -79,9 +81,10 @@ def rewrite(
     as a literal list where no in-place edit exists (else that is ``InPlaceRefused``), and remove
     what it leaves unused when ``repo_texts()`` (every Python file, path -> text) is given.
     ``decided``: every decision of the run, by group, so a list other kernels read may lose
-    what their own decisions drop too (``shared_lists``)."""
+    what their own decisions drop too (``shared_lists``). ``line_length(path)``: the width the
+    repository's formatters give the file (default 88)."""
     changes, notes = rewrite_all([decision], read, batch_expr=batch_expr, buckets=buckets, sites=sites, inline=inline,
-                                 repo_texts=repo_texts, decided=decided)
+                                 repo_texts=repo_texts, decided=decided, line_length=line_length)
     return RewriteResult(decision, changes, notes)
 
 
@@ -95,9 +98,10 @@ def rewrite_all(
     inline: bool = False,
     repo_texts: Callable[[], dict[str, str]] | None = None,
     decided: Mapping[Group, Decision] | None = None,
+    line_length: Callable[[str], int] | None = None,
 ) -> tuple[tuple[FileChange, ...], tuple[Note, ...]]:
     """Several kernels' decisions at once (``diff`` over a tree): one set of edits per file."""
-    files = _Files(read)
+    files = _Files(read, line_length)
     notes: list[Note] = []
     helpers: set[str] = set()
     live = [d for d in decisions if not (d.skipped or d.needs)]

@@ -1,6 +1,6 @@
 """Text edits located by LibCST positions: the rewriter's output before it becomes a file.
 
-Every transform in this package computes ``Edit``s (replace the characters between two
+Every transform of ``rewrite/`` computes ``Edit``s (replace the characters between two
 offsets) instead of re-printing a tree, so whatever it does not touch stays byte-identical:
 comments, quotes, trailing commas, CRLF line ends. ``SourceText`` maps LibCST's
 ``PositionProvider`` positions (1-based lines, 0-based columns in characters) to offsets.
@@ -16,7 +16,6 @@ from autotune_rewrite.model import Span
 # LibCST (like Python's tokenizer) ends a line at \r\n, \r or \n; str.splitlines() would also
 # split at form feeds and other separators, which would shift every later line number.
 _LINE_END = re.compile(r"\r\n|\r|\n")
-LINE = 88  # black's default: the lines a transform generates stay within it
 
 
 @dataclass(frozen=True)
