@@ -14,8 +14,9 @@ import libcst as cst
 from autotune_rewrite.evaluate.classes import set_attribute
 from autotune_rewrite.evaluate.operations import BINOPS, short
 from autotune_rewrite.evaluate import optional_imports
+from autotune_rewrite.evaluate.device import TargetQuery
 from autotune_rewrite.evaluate.values import (
-    MAX_DEPTH, Break, Continue, Function, Opaque, Return, Unresolved, bind, iterable,
+    MAX_DEPTH, Break, Continue, Function, Opaque, Pending, Return, RunTimeArguments, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -26,6 +27,19 @@ class HelperCalls:
     """Mixin for ``Evaluator``: calling ``Function`` values."""
 
     def call(self, fn: Function, args: list, kwargs: dict):
+        if len(args) >= 2 and isinstance(args[1], RunTimeArguments) and isinstance(args[0], list):
+            # A pruner: one that cannot run statically (it reads the launch's arguments) keeps
+            # every config it is given, as the site's own such pruner is taken to (early_prune).
+            # So a pruner that narrows the configs and hands them to such a one is still run.
+            try:
+                return self._call(fn, args, kwargs)
+            except (Pending, TargetQuery):  # the caller resolves these per target or later
+                raise
+            except Unresolved:
+                return args[0]
+        return self._call(fn, args, kwargs)
+
+    def _call(self, fn: Function, args: list, kwargs: dict):
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise Unresolved("helper recursion too deep")

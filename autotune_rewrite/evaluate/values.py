@@ -24,6 +24,11 @@ class Unresolved(Exception):
     """The expression cannot be evaluated statically; the message says why."""
 
 
+class RunTimeArguments(dict):
+    """The launch's arguments handed to an ``early_config_prune`` (``locate/early_prune``):
+    none known statically. A helper called with them is a pruner (``statements.HelperCalls``)."""
+
+
 class Pending(Unresolved):
     """Needs a name imported from another module (resolved in the linking pass)."""
 

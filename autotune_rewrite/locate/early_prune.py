@@ -6,7 +6,8 @@ memory opt-in) answers per target like any other device query, so a target sees 
 would time, and a device-aware guard (``rewrite/device_guard``) shows in ``check`` as the
 target fixed and the others unchanged. A pruner that reads the launch's own arguments
 (``named_args["N"]``) or anything else not known statically is not applied: the configs are
-judged as written, as before.
+judged as written. One that narrows the configs and then hands them to such a pruner (the
+device guard composed with the user's) is run up to that hand-off: what it dropped is dropped.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import libcst as cst
 
 from autotune_rewrite.evaluate import Function, Pending, Unresolved, unknowns
+from autotune_rewrite.evaluate.values import RunTimeArguments
 from autotune_rewrite.evaluate.device import TargetQuery
 
 KEY = "early_config_prune"
 
 
-class LaunchArguments(dict):
+class LaunchArguments(RunTimeArguments):
     """``named_args``: the launch's arguments by name, none of them known statically."""
 
     def __missing__(self, key):
@@ -51,7 +53,10 @@ def pruned(ev, pm, prune: cst.BaseExpression | None, configs):
         fn = ev.eval(pm, node, {})
         if not isinstance(fn, Function):
             return configs
-        out = ev.call(fn, [list(configs), LaunchArguments()], {})
+        given = list(configs)
+        out = ev.call(fn, [given, LaunchArguments()], {})
+        if out is given:  # it could not run (evaluate.statements): the configs as written
+            return configs
     except (TargetQuery, Pending):
         raise
     except Unresolved:

@@ -89,20 +89,12 @@ def _prune_argument(pf: ParsedFile, site: AutotuneSite, decision: Decision, call
                and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == KEY), None)
     if el is None:
         return None, [_dict_insert(pf, prune.value, f"{quote}{KEY}{quote}: {helper}", why)]
-    previous = pf.code(el.value)  # compose: ours first, then theirs on what is left
-    if KEY not in (site.configs_origin or ""):
-        # The scan could not run theirs (it reads the launch's arguments, say), so check could
-        # not see ours either: a guard nobody can verify is not emitted.
-        raise UserError(f"{site.path}:{site.line}: {site.kernel}'s early_config_prune `{previous}` cannot "
-                        "be run statically, so check could not confirm a device guard composed with it; "
-                        f"prune the configs that cannot launch on {', '.join(_guarded_archs(decision))} "
-                        "inside it, or drop them with --arch naming only those targets")
+    # Compose: ours first, then theirs on what is left. Theirs may read the launch's arguments,
+    # which the scan cannot: it then runs ours and takes theirs as keeping every config
+    # (locate/early_prune), so the re-check still sees what ours prunes on each target.
+    previous = pf.code(el.value)
     s, e = pf.offsets(el.value)
     return (previous if _IDENT.match(previous) else f"({previous})"), [Edit(s, e, helper, why)]
-
-
-def _guarded_archs(decision: Decision) -> list[str]:
-    return list(dict.fromkeys(a for g in decision.guarded for a in g.archs))
 
 
 def _triton_version() -> str:
