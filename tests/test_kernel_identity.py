@@ -159,14 +159,13 @@ def test_diff_of_one_decorator_object_applied_to_two_kernels(tmp_path, cache):
     (root / "pyproject.toml").write_text(SETTINGS.replace("KERNEL", "tuned_kernel")
                                          + SETTINGS.split("\n\n", 1)[1].replace("KERNEL", "other_kernel"))
     proc = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache, check_rc=1)
-    # The one list both kernels read is edited for neither: each kernel's edit would change the
-    # other's configs, and kernels are decided one by one (the inline list is there on request).
-    assert proc.stdout == ""
-    assert "other_kernel also reads the list" in proc.stderr and "tuned_kernel also reads the list" in proc.stderr
+    # Both kernels are decided before the one list they read is edited: both drop BLOCK_D=256,
+    # so it goes once, where it is written, and neither kernel is refused.
+    assert _removed_and_added(proc.stdout) == (['triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),'], [])
+    assert "also reads the list" not in proc.stderr
     assert "judged 2 of 2 kernels" in proc.stderr
     inlined = cli("diff", "--variant", "prune", "--check", "--inline-configs", ".", cwd=root, cache=cache, check_rc=1)
-    # Asked for, the shared list is written out once for both: the same one-line removal as before.
-    assert _removed_and_added(inlined.stdout) == (['triton.Config({"BLOCK_D": 256}, num_warps=4, num_stages=2),'], [])
+    assert inlined.stdout == proc.stdout  # an in-place edit exists, so nothing is inlined
 
 
 def _twins(first: str) -> str:
