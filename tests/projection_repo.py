@@ -45,8 +45,8 @@ def formatted(path: Path) -> dict[str, bool]:
     return out
 
 
-def diff(root: Path, cache: Path, **kw):
-    run = run_rewrites(root, "prune", workers=2, cache_dir=cache, display_path=".", **kw)
+def diff(root: Path, cache: Path, variant: str = "prune", **kw):
+    run = run_rewrites(root, variant, workers=2, cache_dir=cache, display_path=".", **kw)
     return run, {c.path: c for c in run.changes}
 
 

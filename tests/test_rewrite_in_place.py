@@ -16,7 +16,7 @@ from projection_repo import (
     HEAD, diff as _diff, formatted as _formatted, kernel as _kernel, patched as _patched, repo as _repo,
 )
 
-from autotune_rewrite.output.explain_rewrite import rewrite_note, why as worded
+from autotune_rewrite.output.explain_rewrite import fact, rewrite_note, why as worded
 
 
 HELPER = '''import triton
@@ -117,20 +117,26 @@ def test_a_loop_tuple_of_a_helper_keeps_the_one_element_tuple_comma(tmp_path, ca
     assert _formatted(_patched(tmp_path, root, run) / "cfg.py") == {"black": True, "ruff": True}
 
 
-def test_no_minimal_in_place_edit_is_said_and_nothing_changes(tmp_path, cache):
+def test_a_dead_config_no_edit_of_its_list_can_drop_is_guarded_instead(tmp_path, cache):
+    # Nested ``for`` statements: no element can go and no comprehension takes a condition, so
+    # the list stays as written and the dead config is pruned on the target by the guard.
     proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
     root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
     run, changed = _diff(root, cache)
-    assert changed == {}
-    [(ident, failed)] = run.failed
-    why = worded(failed)
-    assert ident == "proj.py::proj_kernel"
-    assert why.startswith(
-        "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone, every element it is made from "
-        "also makes a config that launches (removing `128` at cfg.py:6 also removes BLOCK_D=128 w4 s2; removing `4` "
-        "at cfg.py:7 also removes BLOCK_D=64 w4 s4)")
-    assert "--inline-configs" in why
-    assert run.exit_code == 1  # a change is needed and cannot be made
+    assert not run.failed and set(changed) == {"proj.py"}
+    after = changed["proj.py"].after
+    assert '({"BLOCK_D": 128}, 4, 4),' in after and "the list has no edit that drops it alone" in after
+    [kernel] = run.kernels
+    [guarded] = kernel.decision.guarded
+    assert fact(guarded).startswith(
+        "keep BLOCK_D=128 w4 s4 in the list and prune it on sm_120 (a device-aware early_config_prune), since config "
+        "BLOCK_D=128 w4 s4 cannot be removed alone, every element it is made from also makes a config that launches "
+        "(removing `128` at cfg.py:6 also removes BLOCK_D=128 w4 s2; removing `4` at cfg.py:7 also removes "
+        "BLOCK_D=64 w4 s4)")
+    assert [c.label() for c in kernel.recheck[0].site.configs] == [
+        "BLOCK_D=64 w4 s2", "BLOCK_D=64 w4 s4", "BLOCK_D=128 w4 s2"]  # what sm_120's autotuner times now
+    assert run.exit_code == 1  # a change is needed (--check)
+    assert _formatted(_patched(tmp_path, root, run) / "proj.py") == {"black": True, "ruff": True}
 
 
 def test_the_inline_fallback_removes_the_helper_and_imports_it_left_unused(tmp_path, cache):
@@ -242,14 +248,14 @@ def test_a_variant_adding_configs_appends_to_the_helpers_written_list(tmp_path):
         '        triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=3),\n')
 
 
-def test_the_cli_says_why_and_inlines_only_when_asked(tmp_path, cache):
+def test_the_cli_says_why_it_guards_and_inlines_only_when_asked(tmp_path, cache):
     from rewrite_e2e import cli
 
     proj = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', imports="from cfg import proj_configs\n")
     root = _repo(tmp_path, {"cfg.py": ENTANGLED_HELPER, "proj.py": proj})
-    refused = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache)
-    assert refused.returncode == 1 and refused.stdout == ""
-    assert "no minimal in-place edit: config BLOCK_D=128 w4 s4 cannot be removed alone" in refused.stderr
+    guarded = cli("diff", "--variant", "prune", "--check", ".", cwd=root, cache=cache)
+    assert guarded.returncode == 1 and "+++ b/proj.py" in guarded.stdout and "+++ b/cfg.py" not in guarded.stdout
+    assert "since config BLOCK_D=128 w4 s4 cannot be removed alone" in guarded.stderr  # why a guard, not an edit
     inlined = cli("diff", "--variant", "prune", "--check", "--inline-configs", ".", cwd=root, cache=cache)
     assert inlined.returncode == 1, inlined.stderr
     assert "+++ b/proj.py" in inlined.stdout and "+++ b/cfg.py" in inlined.stdout
@@ -277,17 +283,16 @@ def proj_configs():
     return base'''
 
 
-def test_a_list_the_hip_branch_also_reads_is_not_edited_for_cuda(tmp_path, cache):
-    root = _repo(tmp_path, {"proj.py": _kernel('@triton.autotune(configs=proj_configs(), key=["D"])',
-                                               above=SHARED_BY_BRANCHES)})
+def test_a_list_the_hip_branch_also_reads_stays_and_cuda_guards_its_dead_config(tmp_path, cache):
+    src = _kernel('@triton.autotune(configs=proj_configs(), key=["D"])', above=SHARED_BY_BRANCHES)
+    root = _repo(tmp_path, {"proj.py": src})
     run, changed = _diff(root, cache)
-    assert changed == {}
-    [(ident, failed)] = run.failed
-    why = worded(failed)
-    assert why.startswith("on sm_120 (configs chosen by a device query; only the list those targets take may "
-                          "change, and it cannot): no minimal in-place edit: the list (proj.py:12) is bound to a "
-                          "name also read elsewhere (`base` read at proj.py:18)")
-    assert "--inline-configs" not in why  # an inline list would replace the HIP branch too
+    assert not run.failed, [worded(f) for _, f in run.failed]
+    after = changed["proj.py"].after
+    assert SHARED_BY_BRANCHES in after  # the list and the HIP branch as written
+    assert '({"BLOCK_D": 256}, 4, 2),' in after
+    [guarded] = [g for k in run.kernels for g in k.decision.guarded]
+    assert "the list (proj.py:12) is bound to a name also read elsewhere (`base` read at proj.py:18)" in fact(guarded)
 
 
 def test_apply_writes_the_comprehension_condition_on_its_branch_and_says_why(tmp_path, cache):

@@ -52,6 +52,10 @@ def _(f: rf.Dropped) -> str:
 @fact.register
 def _(f: rf.Guarded) -> str:
     where = ", ".join(f.archs)
+    if f.in_place is not None:
+        since = no_in_place_edit(f.in_place, inline_hint=False).removeprefix("no minimal in-place edit: ")
+        return (f"keep {f.config.label()} in the list and prune it on {where} (a device-aware early_config_prune), "
+                f"since {since}: {_refused(f.refused)}")
     if f.kept_for:
         return (f"keep {f.config.label()} in the list for {f.kept_for}; prune it for this kernel on {where} "
                 f"(a device-aware early_config_prune): {_refused(f.refused)}")

@@ -149,7 +149,8 @@ def run_rewrites(
     bugs: dict[str, KernelReport] = {}  # site ident -> its internal-error report
     # Every kernel is decided before any list is edited: a list several kernels read loses only
     # what all of them drop, and each guards the rest for itself (shared_lists).
-    decided: dict[tuple[str, tuple[str, ...]], tuple] = {}  # group -> (decision, candidates, bench)
+    # group -> (decision, candidates, bench, what other readers keep)
+    decided: dict[tuple[str, tuple[str, ...]], tuple] = {}
     for group, reports in by_site.items():
         site = views[group]
         if not _rewritable(variant, reports):
@@ -160,26 +161,41 @@ def run_rewrites(
             # A bench saved in this checkout may decide what v1/v2/v3 would otherwise refuse.
             bench = measured.saved_for(root, site) if variant != "prune" else None
             decided[group] = (*decide_compiled(variant, site, reports, root, mine, workers, cache_dir, use_cache, bench),
-                              bench)
+                              bench, {})
         except UserError as exc:  # cannot be changed (no common launchable config, a refused variant)
             failed.append((group[0], Failed(exc, group[1])))
         except Exception as exc:  # noqa: BLE001 - one kernel's bug is its outcome
             bugs[group[0]] = KernelReport(site, None, problem=internal_error(group[0], exc, f"deciding {variant}", cache_dir))
     decided = _shared_lists_decided(variant, decided, by_site, everyone)
-    decisions = {group: d for group, (d, _, _) in decided.items()}
-    for group, (decision, cands, _) in decided.items():
+    decisions = {group: d for group, (d, *_) in decided.items()}
+    for group, (decision, cands, bench, keep) in decided.items():
         ident, branch = group
         site = views[group]
+
+        def rewritten(d):  # an inline list would replace every branch: a branch is only edited in place
+            return rewrite(d, read, batch_expr=batch_expr, buckets=edges, sites=everyone, inline=inline and not branch,
+                           repo_texts=python_texts, decided=decisions, line_length=widths)
+
         try:
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
             if decision.add_bs_bucket and not allow_unseen_launches:
                 _refuse_unseen(root, site, settings)
-            # An inline list would replace every branch: a branch is only edited in place.
-            own = rewrite(decision, read, batch_expr=batch_expr, buckets=edges, sites=everyone,
-                          inline=inline and not branch, repo_texts=python_texts, decided=decisions,
-                          line_length=widths)
+            try:
+                own = rewritten(decision)
+            except InPlaceRefused as exc:
+                # No edit of the list drops its dead configs alone: the fleet variants keep them
+                # in it and guard them on every target, where a guard can say it (no added configs).
+                if variant not in FLEET_VARIANTS or any(p.kept is None for p in decision.configs):
+                    raise
+                decision = decide(variant, site, by_site[group], cands, bench, kept_elsewhere=keep,
+                                  guard_instead=exc.fact)
+                decisions[group] = decision
+                try:
+                    own = rewritten(decision)
+                except UserError:
+                    raise exc from None
         except InPlaceRefused as exc:
             failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
@@ -267,12 +283,13 @@ def _shared_lists_decided(variant, decided, by_site, sites):
     """The decisions again where another reader of the same list keeps a config this one drops:
     decided with what the others keep (``shared_lists.kept_elsewhere``), from the same verdicts
     and candidates (nothing is compiled again)."""
-    everyone = shared_lists.readers(sites, {g: d for g, (d, _, _) in decided.items()})
+    everyone = shared_lists.readers(sites, {g: d for g, (d, *_) in decided.items()})
     out = dict(decided)
-    for group, (d, cands, bench) in decided.items():
+    for group, (d, cands, bench, _) in decided.items():
         keep = shared_lists.kept_elsewhere(group, everyone) if d.dropped else {}
         if any(source_key(x.config, d.site.path) in keep for x in d.dropped):
-            out[group] = (decide(variant, d.site, by_site[group], cands, bench, kept_elsewhere=keep), cands, bench)
+            d = decide(variant, d.site, by_site[group], cands, bench, kept_elsewhere=keep)
+        out[group] = (d, cands, bench, keep)
     return out
 
 

@@ -65,6 +65,9 @@ class Guarded:
     # it (``path::kernel``, or ``path::kernel on sm_90`` for a branch): the list keeps it for that
     # one, and this kernel's guard prunes it on every target (``rewrite/shared_lists``).
     kept_for: str = ""
+    # Dead on every target, but the list has no edit that drops it alone (``inplace``: every
+    # element making it also makes a launchable config, say): the guard prunes it instead.
+    in_place: NoInPlaceEdit | None = None
     kind: str = field(default="guarded", init=False)
 
 

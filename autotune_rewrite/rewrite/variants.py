@@ -65,6 +65,7 @@ from autotune_rewrite.rewrite.facts import (
     KeptLaunchable,
     Measured,
     NoCommonConfig,
+    NoInPlaceEdit,
     NoSecondWarpCount,
     SingleConfig,
     StageAdded,
@@ -108,6 +109,7 @@ def decide(
     candidates: Sequence[KernelReport] = (),
     bench: BenchTimes | None = None,
     kept_elsewhere: Mapping[tuple, str] | None = None,
+    guard_instead: NoInPlaceEdit | None = None,
 ) -> Decision:
     """Choose ``variant``'s config list for ``site`` from the check stage's reports.
 
@@ -117,6 +119,8 @@ def decide(
     ``kept_elsewhere``: configs (``source_key``) another reader of the same written list keeps,
     by reader: for the fleet variants one dead on every target stays in the list for that
     reader and is guarded here on every target (``rewrite/shared_lists``).
+    ``guard_instead``: why the list has no edit that drops this kernel's dead configs; for the
+    fleet variants they then stay in it and are guarded on every target.
     Raises ``NoCommonConfig`` (a UserError) when no config can launch on every (spec, target),
     with the check stage's largest fitting tiles, and ``VariantRefused`` when v1/v2/v3 would
     have to choose among tiles without a measurement.
@@ -155,9 +159,9 @@ def decide(
             continue
         dead = dead_targets(ev, targets)
         reader = (kept_elsewhere or {}).get(source_key(c, site.path)) if variant in FLEET_VARIANTS else None
-        if len(dead) == len(targets) and reader:
+        if len(dead) == len(targets) and (reader or (guard_instead and variant in FLEET_VARIANTS)):
             retained.append(p)
-            guarded.append(Guarded(c, dead, refused(ev), kept_for=reader))
+            guarded.append(Guarded(c, dead, refused(ev), kept_for=reader or "", in_place=None if reader else guard_instead))
             continue
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:
             dropped.append(Dropped(c, CANNOT_LAUNCH, refused(ev)))
