@@ -125,7 +125,8 @@ KernelOption = Annotated[Optional[str], typer.Option(
     "--kernel", metavar="NAME",
     help="Only this kernel (name, path::name, or path::name:LINE for two defs of one name; ambiguous: exit 2).")]
 JobsOption = Annotated[Optional[int], typer.Option(
-    "-j", "--jobs", metavar="N", help="Compile processes (default: cores; 1 = serial).")]
+    "-j", "--jobs", metavar="N",
+    help="Compile processes (default: the cores, fewer where free memory holds fewer at 1.5 GB each; 1 = serial).")]
 AssumeDtypeOption = Annotated[Optional[str], typer.Option(
     "--assume-dtype", metavar="DTYPE",
     help="The dtype assumed for pointers whose dtype the code does not give (default bf16); listed with the verdicts.")]

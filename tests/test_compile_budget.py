@@ -188,3 +188,14 @@ def test_an_allocation_failure_is_told_from_a_resource_error():
     assert out_of_memory(MemoryError(), "") and out_of_memory(OSError(12, "Cannot allocate memory"), "")
     # Triton's own "out of resource" is the config's verdict (cannot launch), not the budget.
     assert not out_of_memory(RuntimeError("out of resource: shared memory, Required: 139264, Hardware limit: 101376"), "")
+
+
+def test_default_workers_are_the_cores_or_fewer_where_memory_holds_fewer():
+    from autotune_rewrite.compile import compile_pool
+
+    cores = compile_pool.default_workers(available_mb=10**9)  # memory never the limit: the cores
+    assert cores >= 1
+    assert compile_pool.default_workers(available_mb=compile_pool.WORKER_MB * 1) == 1
+    assert compile_pool.default_workers(available_mb=100) == 1  # never none
+    assert compile_pool.default_workers(available_mb=compile_pool.WORKER_MB * 2) == min(cores, 2)
+    assert compile_pool._available_mb() is None or compile_pool._available_mb() > 0  # read from /proc/meminfo
