@@ -104,10 +104,14 @@ def entry_key(kwargs: dict, num_warps: int, num_stages: int) -> tuple:
 
 def rows(guards: Sequence[Guarded], cap: int, many_specs: bool, quote: str, indent: str, unit: str, nl: str,
          width: int) -> str:
-    """Each config's reason comment and ``(meta-parameters, num_warps, num_stages)`` row."""
-    out = []
+    """Each config's reason comment and ``(meta-parameters, num_warps, num_stages)`` row; rows
+    that follow one with the same reason share its comment (a product's dead row is often ten)."""
+    out, said = [], None
     for g in guards:
-        out.append(comment(guard_reason(g, f"sm_{cap}", many_specs), indent, nl, width))
+        reason = guard_reason(g, f"sm_{cap}", many_specs)
+        if reason != said:
+            out.append(comment(reason, indent, nl, width))
+            said = reason
         c, inner = g.config, indent + unit
         items = [f"{config_text._literal(k, quote)}: {config_text._literal(v, quote)}" for k, v in c.kwargs.items()]
         # A row that does not fit is a tuple display: one item per line, its dict exploded too
