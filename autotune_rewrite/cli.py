@@ -246,6 +246,9 @@ def apply(
     exact: ExactOption = False,
     allow_unseen: UnseenOption = False,
     inline_configs: InlineOption = None,
+    group: str = typer.Option("file", "--group", metavar="GROUP", help=(
+        "One branch per kernel, file (the kernels whose decorators share a file; the default) or repo, "
+        "one commit per kernel inside it.")),
     env: EnvOption = None,
     color: ColorOption = None,  # noqa: ARG001 - applied by its callback
 ) -> None:
@@ -263,7 +266,7 @@ def apply(
         result = apply_variants(path, names, kernel=kernel, base=base, force=force, out_dir=out_dir, archs=arch,
                                 batch_expr=batch_expr, buckets=edges, workers=jobs, assume_dtype=assume_dtype,
                                 assume=assume_values(assume), exact=exact, allow_unseen_launches=allow_unseen,
-                                env=env_values(env), inline_configs=inline_configs)
+                                env=env_values(env), inline_configs=inline_configs, group=group)
     except UserError as err:
         raise fail(err)
     except Exception as exc:  # noqa: BLE001

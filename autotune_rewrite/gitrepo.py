@@ -245,6 +245,21 @@ class Git:
         self._git(*NO_HOOKS, *ident, "commit", "-q", "--no-verify", "-F", "-", stdin=message)
         return self._git("rev-parse", "HEAD")
 
+    def cherry_pick(self, sha: str, identity_from: Git | None = None) -> str | None:
+        """``sha``'s change on top of HEAD as a commit of its own (its message kept), merged
+        three-way, so an edit HEAD already has merges cleanly; the new HEAD, or None (aborted,
+        HEAD unchanged) when the change conflicts with what HEAD has."""
+        ident = () if (identity_from or self).has_identity() else _IDENTITY
+        try:
+            self._git(*NO_HOOKS, *ident, "cherry-pick", "--allow-empty", "--keep-redundant-commits", sha)
+        except git.GitCommandError:
+            try:
+                self._git("cherry-pick", "--abort")
+            except git.GitCommandError:
+                pass
+            return None
+        return self._git("rev-parse", "HEAD")
+
     def reset_hard(self, sha: str) -> None:
         self._git(*NO_HOOKS, "reset", "-q", "--hard", sha)
 

@@ -17,12 +17,12 @@ working tree, so the checkout stays byte-identical), or under ``--out-dir``.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 from typing import Sequence
 
 from autotune_rewrite import interrupts, tempdirs
+from autotune_rewrite.apply.groups import DEFAULT_GROUP, GROUPS, PREFIX, branch_name, group_branch_name, group_key
 from autotune_rewrite.disk_cache import write_atomic
 from autotune_rewrite.gitrepo import Git, GitCommandError
 from autotune_rewrite.output import templating
@@ -32,15 +32,7 @@ from autotune_rewrite.rewrite.rewrite_run import KernelRewrite, RewriteRun
 from autotune_rewrite.rewrite.applied import ApplyResult, Branch
 from autotune_rewrite.rewrite.variants import VARIANTS
 
-PREFIX = "autotune-rewrite"
 TEMP_KIND = "apply"  # worktrees live in <tmp>/autotune-rewrite-apply-<pid>-*/worktree
-
-
-def branch_name(targets: Sequence[str], kernel: str, variant: str) -> str:
-    name = f"{PREFIX}/{'+'.join(targets)}/{kernel}-{variant}"
-    # git check-ref-format rules that a Python identifier or arch name could still break.
-    name = re.sub(r"[\s~^:?*\[\\]+", "_", name).replace("..", "_").replace("@{", "_")
-    return name
 
 
 def apply_variants(
@@ -60,8 +52,12 @@ def apply_variants(
     allow_unseen_launches: bool = False,
     env: Sequence[tuple[str, str]] = (),
     inline_configs: bool | None = None,
+    group: str = DEFAULT_GROUP,
 ) -> ApplyResult:
-    """Build the branches. Raises UserError (exit 2) with nothing created on bad input."""
+    """Build the branches, one per ``group`` of kernels (``apply/groups``). Raises UserError
+    (exit 2) with nothing created on bad input."""
+    if group not in GROUPS:
+        raise UserError(f"--group {group}: choose one of {', '.join(GROUPS)}")
     for v in variants:
         if v not in VARIANTS:
             raise UserError(f"unknown variant {v!r}; choose one of {', '.join(VARIANTS)}")
@@ -111,17 +107,25 @@ def apply_variants(
                     name = kr.site.kernel if kr.site.ident_line is None else f"{kr.site.kernel}-L{kr.site.ident_line}"
                     # A per-target kernel is rewritten per branch of its code: one branch each, named
                     # by the targets that take it.
-                    made.append((branch_name(kr.site.view_targets or run.targets, name, variant), sha, kr, run))
+                    made.append((branch_name(kr.site.view_targets or run.targets, name, variant), sha, [kr], run))
                     wt.reset_hard(base_sha)
+            made = _grouped(made, group, wt, base_sha, repo)
             _check_names(repo, [name for name, *_ in made], force)
             branches, bodies = [], []
             from autotune_rewrite.timings.bench_results import load_latest
 
-            for name, sha, kr, run in made:
-                ctx = templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))
+            for name, sha, krs, run in made:
+                members = [(kr, templating.context(kr, run, bench=load_latest(git_dir, kr.site.kernel))) for kr in krs]
                 body_path = out / (name.replace("/", "__") + ".md")
-                branches.append(Branch(name, sha, str(body_path), ctx["subject"], f"{run.prefix}{kr.site.ident}", kr.decision.variant))
-                bodies.append((body_path, templating.pr_body(ctx)))
+                if len(members) == 1:
+                    (kr, ctx), = members
+                    subject, body = ctx["subject"], templating.pr_body(ctx)
+                else:
+                    subject = _group_title(group, krs, run)
+                    body = templating.group_pr_body(subject, members, run)
+                idents = ", ".join(f"{run.prefix}{kr.site.ident}" for kr in krs)
+                branches.append(Branch(name, sha, str(body_path), subject, idents, run.variant))
+                bodies.append((body_path, body))
             # A signal here would leave branches without their PR bodies: finish, then honour it.
             with interrupts.deferred():
                 if branches:
@@ -135,6 +139,42 @@ def apply_variants(
         raise UserError(f"{unwritten[0].parent}: cannot write the PR bodies there (the branches were created); "
                         "pass a writable --out-dir with --force to write them")
     return ApplyResult(base_sha, tuple(branches), tuple(runs), tuple(unchanged), tuple(skipped))
+
+
+def _grouped(made: list, group: str, wt: Git, base_sha: str, repo: Git) -> list:
+    """``made`` (one branch per kernel) as one branch per group: the group's kernel commits
+    picked onto the base in file and line order, each its own commit. A group whose commits do
+    not merge cleanly (two kernels' edits of one line) keeps a branch per kernel."""
+    if group == "kernel":
+        return made
+    groups: dict[tuple, list] = {}
+    for entry in made:
+        _, _, (kr,), run = entry
+        key = (run.variant, kr.site.view_targets or run.targets, group_key(group, kr.site.path, kr.site.ident))
+        groups.setdefault(key, []).append(entry)
+    out = []
+    for (variant, targets, key), entries in groups.items():
+        if len(entries) == 1:
+            out += entries
+            continue
+        entries.sort(key=lambda e: (e[2][0].site.path, e[2][0].site.line))
+        wt.reset_hard(base_sha)
+        head = None
+        for _, sha, _, _ in entries:
+            head = wt.cherry_pick(sha, identity_from=repo)
+            if head is None:
+                break
+        wt.reset_hard(base_sha)
+        if head is None:
+            out += entries
+            continue
+        out.append((group_branch_name(group, key, targets, variant), head, [e[2][0] for e in entries], entries[0][3]))
+    return out
+
+
+def _group_title(group: str, krs: Sequence[KernelRewrite], run: RewriteRun) -> str:
+    where = f"{run.prefix}{krs[0].site.path}" if group == "file" else "the repository"
+    return f"{run.variant} for {', '.join(run.targets)}: {len(krs)} kernels of {where}"
 
 
 def _check_writable(folder: Path, what: str) -> None:

@@ -200,3 +200,24 @@ def commit_message(ctx: dict) -> str:
 
 def pr_body(ctx: dict) -> str:
     return render("pr_body.md.j2", ctx)
+
+
+def group_pr_body(title: str, members: list[tuple[object, dict]], run) -> str:
+    """One PR body for a group's branch (``apply --group``): a table of its kernels (configs
+    before and after, what was dropped and guarded), then each kernel's own body as a section.
+    ``members``: (its ``KernelRewrite``, its ``context``) in commit order."""
+    rows = []
+    for kr, ctx in members:
+        d = kr.decision
+        guarded = {}
+        for g in d.guarded:
+            for arch in g.archs:
+                guarded[arch] = guarded.get(arch, 0) + 1
+        rows.append({"ident": ctx["ident"], "before": len(kr.site.configs or ()), "after": len(d.configs),
+                     "dropped": len(d.dropped), "guarded": ", ".join(f"{n} on {a}" for a, n in guarded.items()) or "-",
+                     "subject": ctx["subject"]})
+    first = members[0][1]
+    return render("group_pr_body.md.j2", {
+        "title": title, "kernels": rows, "variant": first["variant"], "targets": first["targets"],
+        "triton_version": first["triton_version"], "command": run.command,
+        "bodies": [pr_body(ctx) for _, ctx in members]})

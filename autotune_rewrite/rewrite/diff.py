@@ -187,7 +187,8 @@ def run_rewrites(
             except InPlaceRefused as exc:
                 # No edit of the list drops its dead configs alone: the fleet variants keep them
                 # in it and guard them on every target, where a guard can say it (no added configs).
-                if variant not in FLEET_VARIANTS or any(p.kept is None for p in decision.configs):
+                # Configs read from a data file are changed there, not shadowed by a guard.
+                if variant not in FLEET_VARIANTS or any(p.kept is None for p in decision.configs) or site.data_files:
                     raise
                 decision = decide(variant, site, by_site[group], cands, bench, kept_elsewhere=keep,
                                   guard_instead=exc.fact)
