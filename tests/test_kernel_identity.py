@@ -208,6 +208,6 @@ def test_diff_through_an_alias_and_a_twin_chosen_by_line(tmp_path, cache):
 def test_apply_makes_one_branch_per_twin(tmp_path, cache):
     first = 'triton.Config({"BLOCK_D": 64}, num_warps=8, num_stages=2), triton.Config({"BLOCK_D": 256}, num_warps=8, num_stages=2)'
     root = _repo(tmp_path, _twins(first), "tuned_kernel")
-    proc = cli("apply", "--variant", "prune", ".", cwd=root, cache=cache, check_rc=0)
+    proc = cli("apply", "--variant", "prune", "--group", "kernel", ".", cwd=root, cache=cache, check_rc=0)
     assert [line.split("\t")[0] for line in proc.stdout.splitlines()] == [
         "autotune-rewrite/sm_120/tuned_kernel-L10-prune", "autotune-rewrite/sm_120/tuned_kernel-L30-prune"]

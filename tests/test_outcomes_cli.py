@@ -209,7 +209,7 @@ def test_diff_rewrites_the_good_kernel_and_reports_the_rest(repo, cache):
 
 def test_apply_builds_the_good_kernels_branch(repo, cache):
     before = git(repo, "for-each-ref")
-    proc = cli("apply", "--exact", "--variant", "prune", ".", cwd=repo, cache=cache)
+    proc = cli("apply", "--exact", "--variant", "prune", "--group", "kernel", ".", cwd=repo, cache=cache)
     assert proc.returncode == 1, proc.stderr  # nolaunch_kernel cannot be fixed; the others' branches are made
     branches = [ln.split("\t")[0] for ln in proc.stdout.splitlines()]
     assert "autotune-rewrite/sm_120/good_kernel-prune" in branches
