@@ -11,6 +11,7 @@ re-check is its own module (``recheck``), and so are the types the pipeline give
 from __future__ import annotations
 
 import shlex
+from functools import partial
 from pathlib import Path
 from typing import Any
 from typing import Sequence
@@ -168,35 +169,23 @@ def run_rewrites(
             bugs[group[0]] = KernelReport(site, None, problem=internal_error(group[0], exc, f"deciding {variant}", cache_dir))
     decided = _shared_lists_decided(variant, decided, by_site, everyone)
     decisions = {group: d for group, (d, *_) in decided.items()}
+
+    def rewritten(d, branch):  # an inline list would replace every branch: a branch is only edited in place
+        return rewrite(d, read, batch_expr=batch_expr, buckets=edges, sites=everyone, inline=inline and not branch,
+                       repo_texts=python_texts, decided=decisions, line_length=widths)
+
     for group, (decision, cands, bench, keep) in decided.items():
         ident, branch = group
         site = views[group]
-
-        def rewritten(d):  # an inline list would replace every branch: a branch is only edited in place
-            return rewrite(d, read, batch_expr=batch_expr, buckets=edges, sites=everyone, inline=inline and not branch,
-                           repo_texts=python_texts, decided=decisions, line_length=widths)
-
         try:
             if decision.skipped:
                 skipped.append((ident, decision.skipped))
                 continue
             if decision.add_bs_bucket and not allow_unseen_launches:
                 _refuse_unseen(root, site, settings)
-            try:
-                own = rewritten(decision)
-            except InPlaceRefused as exc:
-                # No edit of the list drops its dead configs alone: the fleet variants keep them
-                # in it and guard them on every target, where a guard can say it (no added configs).
-                # Configs read from a data file are changed there, not shadowed by a guard.
-                if variant not in FLEET_VARIANTS or any(p.kept is None for p in decision.configs) or site.data_files:
-                    raise
-                decision = decide(variant, site, by_site[group], cands, bench, kept_elsewhere=keep,
-                                  guard_instead=exc.fact)
-                decisions[group] = decision
-                try:
-                    own = rewritten(decision)
-                except UserError:
-                    raise exc from None
+            decision, own = _rewrite_or_guard(variant, decision, by_site[group], cands, bench, keep,
+                                              partial(rewritten, branch=branch))
+            decisions[group] = decision
         except InPlaceRefused as exc:
             failed.append((ident, Failed(exc, branch, site.data_files, inline_hint=not branch)))
             continue
@@ -278,6 +267,24 @@ def _combined(kernels: Sequence[KernelRewrite], read, batch_expr, edges, sites=(
     return rewrite_all([k.decision for k in kernels], read, batch_expr=batch_expr, buckets=edges, sites=sites,
                        inline=inline and not any(k.site.view_targets for k in kernels), repo_texts=repo_texts,
                        decided=decided, line_length=widths)
+
+
+def _rewrite_or_guard(variant, decision, reports, cands, bench, keep, rewritten):
+    """-> (the decision, its rewrite). Where no edit of the list drops the kernel's dead configs
+    alone, the fleet variants keep them in it and guard them on every target instead, where a
+    guard can say it (no configs added; not read from a data file, which is where those change).
+    Raises the in-place refusal when neither can be written."""
+    try:
+        return decision, rewritten(decision)
+    except InPlaceRefused as exc:
+        site = decision.site
+        if variant not in FLEET_VARIANTS or any(p.kept is None for p in decision.configs) or site.data_files:
+            raise
+        guarded = decide(variant, site, reports, cands, bench, kept_elsewhere=keep, guard_instead=exc.fact)
+        try:
+            return guarded, rewritten(guarded)
+        except UserError:
+            raise exc from None
 
 
 def _shared_lists_decided(variant, decided, by_site, sites):
