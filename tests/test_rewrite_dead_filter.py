@@ -182,7 +182,7 @@ def test_a_config_one_reader_launches_stays_in_the_list_and_the_other_guards_it(
     assert not run.failed, [why(f) for _, f in run.failed]
     assert set(changed) == {"proj.py"}
     by = {k.site.ident: k.decision for k in run.kernels}
-    assert [g.kept_for for g in by["proj.py::proj_kernel"].guarded] == ["other.py::proj_kernel, which launches it"]
+    assert [g.kept_for for g in by["proj.py::proj_kernel"].guarded] == ["other.py::proj_kernel, which keeps it"]
     other = by["other.py::proj_kernel"]  # nothing to change for it: every config it reads launches
     assert not other.dropped and not other.guarded
     _applies(root, run)

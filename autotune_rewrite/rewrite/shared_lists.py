@@ -53,7 +53,7 @@ def kept_elsewhere(group: Group, everyone: Sequence[tuple[Group, User]]) -> dict
     it keeps it (``Guarded.kept_for``)."""
     out: dict[tuple, str] = {}
     for u in others(group, everyone):
-        why = "which launches it" if u.decided else "which this run does not rewrite"
+        why = "which keeps it" if u.decided else "which this run does not rewrite"
         for c in u.configs:
             key = source_key(c, u.site_path)
             if key not in u.drops:
