@@ -666,6 +666,25 @@ def k(x_ptr, n, TF32: tl.constexpr, HAS_B: tl.constexpr, EPS: tl.constexpr, STRI
     assert dtypes_of(source, "k", names) == {"ACC", "OUT"}  # OUT: chosen against tl.float32
 
 
+def test_a_constexpr_handed_to_a_helper_that_only_tests_it_is_a_flag():
+    from autotune_rewrite.spec.param_uses import flags_of
+
+    source = '''
+def _inner(acc, x, MASKED, SCALE):
+    if MASKED:
+        acc += x
+    return acc * SCALE
+
+
+def k(x_ptr, MASKED: tl.constexpr, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    acc = _inner(acc, x, MASKED, SCALE)
+'''
+    # MASKED is only tested, in the helper; SCALE is arithmetic there: not a flag.
+    assert flags_of(source, "k", {"MASKED", "SCALE", "BLOCK"}) == {"MASKED"}
+
+
 def test_a_constexpr_passed_to_a_helper_is_arithmetic_when_the_helper_only_computes_with_it():
     from autotune_rewrite.spec.param_uses import arithmetic_only
 

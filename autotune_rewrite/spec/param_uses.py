@@ -148,10 +148,21 @@ def _arithmetic_use(node: ast.AST, parents: dict[int, ast.AST], fn: ast.Function
     return True
 
 
-def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str]:
+def flags_of(kernel_source: str | None, kernel: str, names: set[str], depth: int = 0) -> set[str]:
     """Those of ``names`` that the kernel only tests (``if HAS_BIAS:``, ``if not X and Y:``,
-    ``tl.static_assert(not (X and Y))``) or passes as a bool option (``tl.dot(..., allow_tf32=X)``): flags, whose two values are two
-    kernels."""
+    ``tl.static_assert(not (X and Y))``), passes as a bool option (``tl.dot(..., allow_tf32=X)``)
+    or hands to a ``@triton.jit`` helper of its module that only tests it (a few levels): flags,
+    whose two values are two kernels."""
+    helpers = set(module_functions(kernel_source)) - {kernel} if depth < 3 else set()
+
+    def helper_flag(call: ast.Call, arg: ast.AST) -> bool:
+        name = getattr(call.func, "id", None)
+        target = kernel_def(kernel_source, name) if name in helpers else None
+        if target is None or arg not in call.args:
+            return False
+        positional = [a.arg for a in target.args.posonlyargs + target.args.args]
+        i = call.args.index(arg)
+        return i < len(positional) and positional[i] in flags_of(kernel_source, name, {positional[i]}, depth + 1)
 
     def flag_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
         child, parent = occ, parents.get(id(occ))
@@ -161,7 +172,8 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str]) -> set[str
         tested = isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is parent.test
         # ``tl.static_assert(not (A and B), ...)``: a rule between flags, tested at compile time
         asserted = isinstance(parent, ast.Call) and _call_name(parent) == "static_assert" and parent.args[:1] == [child]
-        return tested or asserted or (isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS)
+        handed = isinstance(parent, ast.Call) and child is occ and helper_flag(parent, occ)
+        return tested or asserted or handed or (isinstance(parent, ast.keyword) and parent.arg in _FLAG_KEYWORDS)
 
     return used_only(kernel_source, kernel, names, flag_use)
 
