@@ -641,6 +641,38 @@ def test_an_int32_accumulator_decides_a_quantized_gemms_operands_so_no_dtype_ran
     assert fp32 == ["*bf16", "*fp8e4nv"]  # the float branch keeps its range
 
 
+SCALED_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def scaled(x_ptr, y_ptr, n, scale, eps, stride, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * stride, mask=offs < n)
+    s = scale
+    s *= 1.44269504
+    tl.store(y_ptr + offs, x * s / (tl.sum(x * x) + eps * 1.0), mask=offs < n)
+
+
+def run(x, y, scale, eps):
+    scaled[(1,)](x, y, x.numel(), scale, eps, x.stride(0))
+'''
+
+
+def test_a_scalar_the_kernel_computes_with_beside_a_float_literal_is_fp32(tmp_path):
+    (tmp_path / "s.py").write_text(SCALED_KERNEL)
+    (site,) = scan(tmp_path, jobs=1).sites
+    (spec,) = launch_spec.resolve_specs(site, kernel_source=SCALED_KERNEL).specs
+    types = dict(spec.types)
+    # scale through a local (s = scale; s *= 1.44...), eps directly; n and stride stay ints.
+    assert (types["scale"], types["eps"]) == ("fp32", "fp32")
+    assert types["n"] == "i32"
+    (a,) = [a for a in spec.assumptions if a.parameter == "scale"]
+    assert a.value == "fp32" and "float literal" in a.source
+
+
 def test_constexpr_uses_flags_and_arithmetic():
     from autotune_rewrite.spec.param_uses import arithmetic_only, dtypes_of, flags_of
 

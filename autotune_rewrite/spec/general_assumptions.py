@@ -39,6 +39,9 @@ def general(ctx: Context, p: KernelParam, known: ParamSpec | None) -> ParamSpec 
         return None
     if p.name in ctx.pointers:
         return _pointer_by_use(ctx, p, f"pointer dtype not in the code: assumed {ctx.assume_dtype_name} (--assume-dtype)")
+    if p.name in ctx.float_scalars:  # a Python float at every launch: fp32, never specialized
+        return ParamSpec("fp32", source="assumed", assumption=Assumption(
+            p.name, "fp32", "a scalar the kernel computes with beside a float literal: assumed a float (fp32)"))
     return ParamSpec("i32", divisible=True, source="assumed", assumption=Assumption(
         p.name, "i32, divisible by 16", "an argument of unknown kind, not used as a pointer: assumed an int "
                                         "divisible by 16 and not 1"))

@@ -44,6 +44,7 @@ from autotune_rewrite.spec.pointer_dtypes import (
 from autotune_rewrite.spec.pointer_params import descriptor_params, pointer_params
 from autotune_rewrite.spec import flag_ranges
 from autotune_rewrite.spec.thresholds import thresholds_of
+from autotune_rewrite.spec.scalar_types import float_scalars
 from autotune_rewrite.spec.shape_sweep import SWEEP_COMPILES, specs_per_draft, sweep_shapes
 from autotune_rewrite.triton_types import bind_dims, normalize_type, pointer_paths
 from autotune_rewrite.errors import UserError
@@ -131,6 +132,7 @@ def resolve_specs(
                       modes=modes_of(kernel_source, site.kernel, constexprs),
                       thresholds=thresholds_of(kernel_source, site.kernel, constexprs - tile_dims),
                       scaled_operands=frozenset(scaled_dot_operands(kernel_source, site.kernel)),
+                      float_scalars=float_scalars(site, kernel_source, pointers),
                       required=required_values(kernel_source, site.kernel, constexprs))
     mine = [(f"kernels[{i}]", e) for i, e in enumerate(entries) if e.kernel in _idents(site)]
     drafts: list[Draft] = []

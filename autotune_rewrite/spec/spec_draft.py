@@ -91,6 +91,7 @@ class Context:
     required: Mapping[str, tuple[tuple, str]] = field(default_factory=dict)  # static_assert(D == 64 or D == 128)
     thresholds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # ``if SPLIT_K > 1:``: {1, 2}
     scaled_operands: frozenset[str] = frozenset()  # a tl.dot operand of a kernel taking scale tensors
+    float_scalars: frozenset[str] = frozenset()  # runtime scalars used beside a float literal (fp32)
 
 
 __all__ = ["ASSUMED_DTYPE", "ASSUMED_INT", "SHAPE_SWEEP", "Context", "Draft", "ParamSpec", "UNSET"]
