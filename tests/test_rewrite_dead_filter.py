@@ -88,6 +88,26 @@ def gets_condition_after(tmp_path, cache, src: str, line: str) -> str:
     return after
 
 
+BACKSLASHED = '''
+CONFIGS = [
+    triton.Config({"BLOCK_D": bd}, num_warps=4, num_stages=s) \\
+    for bd in [64, 128]\\
+    for s in [2, 4]\\
+]'''
+
+
+def test_clauses_ended_by_backslashes_get_a_new_clause_in_the_same_style(tmp_path, cache):
+    # Each clause line ends with a backslash (as Triton's tutorials write their configs): the
+    # added clause does too, and the old backslash ends it, so every line keeps the file's style.
+    src = kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=BACKSLASHED)
+    root = repo(tmp_path, {"proj.py": src})
+    run, changed = diff(root, cache)
+    assert not run.failed, [why(f) for _, f in run.failed]
+    assert changed["proj.py"].after == src.replace(
+        "    for s in [2, 4]\\\n]", "    for s in [2, 4]\\\n    if not (bd == 128 and s == 4)\\\n]")
+    _applies(root, run)
+
+
 LOOSE = product_site(filter_line="if bd < 256 or s < 2")
 
 

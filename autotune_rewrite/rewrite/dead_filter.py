@@ -186,7 +186,10 @@ def _edits(pf: ParsedFile, comp, cond: Condition, why: str) -> tuple[str, list[E
     if pf.src.only_whitespace(pf.src.line_start(for_at), for_at):
         indent = pf.src.indent_at(for_at)
         core = _wrapped(cond, len(indent) + len("if "), indent, pf)
-        return core, [Edit(end, end, f"{pf.src.newline}{indent}if {core}", why)], False, line
+        # Clauses ended by a backslash (``for w in [4, 8]\``, as Triton's tutorials write them):
+        # the new line keeps the file's continuations, and the old backslash then ends it.
+        slash = "\\" if pf.text[end:pf.src.line_end(end)].strip(" \t").startswith("\\") else ""
+        return core, [Edit(end, end, f"{slash}{pf.src.newline}{indent}if {core}", why)], False, line
     if not last.ifs:
         return cond.text(), [Edit(end, end, f" if {cond.text()}", why)], False, line
     test = last.ifs[-1].test
