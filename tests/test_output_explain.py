@@ -5,6 +5,8 @@ Input: a fact with its numbers; expected: the sentence every report prints, and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 
 import pytest
@@ -80,6 +82,9 @@ def test_decision_facts():
     assert explain_rewrite.dropped_why(rf.Dropped(W4, rf.SINGLE_CONFIG)) == "v1 keeps a single config"
     assert explain_rewrite.dropped_why(rf.Dropped(W4, rf.TWO_WARP_COUNTS)) == "v3 keeps the chosen tile at two warp counts"
     assert explain_rewrite.fact(rf.KeptLaunchable((W4, W8))) == "keep 2 launchable config(s): BLOCK_T=16 w4 s2, BLOCK_T=16 w8 s2"
+    many = tuple(replace(W4, num_stages=s) for s in range(1, 12))
+    text = explain_rewrite.fact(rf.KeptLaunchable(many))
+    assert text.startswith("keep 11 launchable config(s): BLOCK_T=16 w4 s1, ") and text.endswith("w4 s8 and 3 more")
     assert explain_rewrite.fact(rf.WarpsSpill(W8, 40, 0, 4)) == "not BLOCK_T=16 w8 s2: 40 spills (vs 0 at 4 warps)"
     assert explain_rewrite.fact(rf.WarpsRejected(BIG, (OVER,))).startswith("not BLOCK_T=32 w4 s2: sm_120 (BLOCK_H=16): shared")
     assert explain_rewrite.fact(rf.WarpsRaised(W8, 4, (AT_W8,))) == (

@@ -38,6 +38,9 @@ def dropped_why(d: rf.Dropped) -> str:
     raise ValueError(f"no words for drop reason {d.reason!r}")
 
 
+KEPT_LISTED = 8  # kept configs named in one explanation line
+
+
 @singledispatch
 def fact(f) -> str:
     """One line of a decision's explanation."""
@@ -100,7 +103,10 @@ def _(f: rf.SpecEffect) -> str:
 def _(f: rf.KeptLaunchable) -> str:
     if not f.configs:  # each kept config launches for some specs only (listed above)
         return "no config launches for every launch spec"
-    return f"keep {len(f.configs)} launchable config(s): " + ", ".join(c.label() for c in f.configs)
+    shown = [c.label() for c in f.configs[:KEPT_LISTED]]
+    more = len(f.configs) - len(shown)
+    # A product keeps dozens: the first few name the shape, `check` lists every config.
+    return f"keep {len(f.configs)} launchable config(s): " + ", ".join(shown) + (f" and {more} more" if more else "")
 
 
 @fact.register
