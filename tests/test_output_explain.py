@@ -5,9 +5,8 @@ Input: a fact with its numbers; expected: the sentence every report prints, and 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
+from dataclasses import replace
 
 import pytest
 
