@@ -101,6 +101,10 @@ class CompileOutcome:
     # The compile stopped once shared memory was allocated (over ``job.stop_smem_above``):
     # ``shared_bytes`` is exact, ``registers``/``spills`` were never compiled (None).
     stopped_early: bool = False
+    # The compiling process's peak resident set during the compile, in MB (ptxas's when higher),
+    # where it was measured (``compile/peak_memory``): about what the autotuner's own compile of
+    # this config takes in the serving process.
+    peak_mb: int | None = None
 
     @classmethod
     def failed(cls, job: CompileJob, error: str, triton_version: str, ptxas_version: str | None,

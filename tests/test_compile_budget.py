@@ -199,3 +199,19 @@ def test_default_workers_are_the_cores_or_fewer_where_memory_holds_fewer():
     assert compile_pool.default_workers(available_mb=100) == 1  # never none
     assert compile_pool.default_workers(available_mb=compile_pool.WORKER_MB * 2) == min(cores, 2)
     assert compile_pool._available_mb() is None or compile_pool._available_mb() > 0  # read from /proc/meminfo
+
+
+def test_the_peak_memory_of_a_block_is_its_own_not_the_process_lifetime():
+    import sys
+
+    from autotune_rewrite.compile import peak_memory
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the peak is read from /proc")
+    big = bytearray(300 * 2**20)  # 300 MB touched before the block: the lifetime mark
+    big[::4096] = b"x" * len(big[::4096])
+    del big
+    with peak_memory.measured() as peak:
+        small = bytearray(40 * 2**20)
+        small[::4096] = b"y" * len(small[::4096])
+    assert peak[0] is not None and 40 <= peak[0] < 300  # the reset forgot the 300 MB before it

@@ -50,6 +50,7 @@ class SlowCompile:
     arch: str
     seconds: float
     over_budget: bool  # stopped at its budget: it would take longer still
+    peak_mb: int | None = None  # the compile's peak resident set, where measured
 
 
 def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S,
@@ -57,7 +58,7 @@ def slowest(reports: Iterable[KernelReport], over_s: float = SLOW_COMPILE_S,
     """The ``n`` slowest compiles of at least ``over_s`` seconds, slowest first (one per
     kernel x spec x config x target)."""
     found = [SlowCompile(r.site.ident, r.spec.name if r.spec else "", v.config.label(), v.arch,
-                         round(v.outcome.seconds, 2), v.over_budget)
+                         round(v.outcome.seconds, 2), v.over_budget, v.outcome.peak_mb)
              for r in reports for v in r.verdicts if v.outcome.seconds >= over_s]
     return tuple(sorted(found, key=lambda c: -c.seconds)[:n])
 

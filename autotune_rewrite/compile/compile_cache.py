@@ -133,14 +133,15 @@ class CompileCache:
                 return None
             if data["error_kind"] == OVER_BUDGET and not serves_over_budget(data.get("budget"), job):
                 return None
-            return CompileOutcome(job=job, cached=True, stopped_early=stopped, **{f: data[f] for f in _FIELDS})
+            return CompileOutcome(job=job, cached=True, stopped_early=stopped, peak_mb=data.get("peak_mb"),
+                                  **{f: data[f] for f in _FIELDS})
         except (KeyError, TypeError, AttributeError):
             return None
 
     def put(self, key: str, outcome: CompileOutcome) -> None:
         """Store atomically; a cache we cannot write is not an error (the run just stays cold)."""
         data = {"origin": outcome.job.bundle.origin}
-        data.update({f: getattr(outcome, f) for f in _FIELDS})
+        data.update({f: getattr(outcome, f) for f in _FIELDS}, peak_mb=outcome.peak_mb)
         data["stopped_early"] = outcome.stopped_early
         if outcome.error_kind == OVER_BUDGET and outcome.job.budget is not None:
             data["budget"] = [outcome.job.budget.seconds, outcome.job.budget.memory_mb]

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from autotune_rewrite.compile import budget, early_smem
+from autotune_rewrite.compile import budget, early_smem, peak_memory
 from autotune_rewrite import resources
 from autotune_rewrite import tempdirs
 from autotune_rewrite.constexpr_values import runtime_value
@@ -303,7 +303,7 @@ def compile_job(
         failure: Exception | None = None
         with triton_environment(cache_dir, fusion), captured_output(capture_fds) as printed:
             try:
-                with budget.limited(job.budget if enforce_budget else None):
+                with budget.limited(job.budget if enforce_budget else None), peak_memory.measured() as peak:
                     with early_smem.stopping_hook(job.stop_smem_above):
                         _, kernel = _compile(job, fusion)
                     usage = resources.read_resource_usage(kernel.asm["cubin"], kernel.metadata.name, cuobjdump)
@@ -316,7 +316,7 @@ def compile_job(
         if stopped is not None:
             return CompileOutcome(job=job, shared_bytes=stopped.shared, tmem_bytes=stopped.tmem, registers=None,
                                   spills=None, error=None, triton_version=version, ptxas_version=ptxas,
-                                  seconds=time.perf_counter() - start, stopped_early=True)
+                                  seconds=time.perf_counter() - start, stopped_early=True, peak_mb=peak[0])
         if failure is not None:
             message = one_line(failure, printed.getvalue())
             memory = job.budget.memory_mb if job.budget and enforce_budget else None
@@ -339,6 +339,7 @@ def compile_job(
             triton_version=version,
             ptxas_version=ptxas,
             seconds=time.perf_counter() - start,
+            peak_mb=peak[0],
         )
     finally:
         if own_dir:

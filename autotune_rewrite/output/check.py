@@ -27,7 +27,7 @@ JSON (``schema_version`` 1; keys are only ever added)::
      "errors": [{"path", "message"}],
      "depends": [{"kernel", "spec_family", "config", "arch", "names", "launches_at": [{name: value}],
                   "cannot_at": [{"values": {name: value}, "reason", "shared_bytes"}], "message"}],
-     "slowest_compiles": [{"kernel", "spec", "config", "arch", "seconds", "over_budget"}],
+     "slowest_compiles": [{"kernel", "spec", "config", "arch", "seconds", "over_budget", "peak_mb"}],
      "changed_since": {"ref", "sites", "judged", "line", "selected": [{"kernel", "why", "path",
                        "detail", "reason"}]} | null (null without ``--changed-since``)}
 
@@ -246,7 +246,8 @@ def _print_slowest(result: CheckResult) -> None:
     for c in slow:
         spec = f" [{c.spec}]" if c.spec and c.spec != "default" else ""
         stop = " (stopped at its budget)" if c.over_budget else ""
-        console.print(f"  {c.seconds:6.1f} s  {c.kernel}{spec} {c.config} on {c.arch}{stop}", markup=False)
+        mb = f"  {c.peak_mb:,} MB" if c.peak_mb is not None else ""
+        console.print(f"  {c.seconds:6.1f} s{mb}  {c.kernel}{spec} {c.config} on {c.arch}{stop}", markup=False)
 
 
 def print_kernel(report: KernelReport, run: RunInfo | CheckResult) -> None:

@@ -31,6 +31,8 @@ def verdict_json(v: ConfigVerdict) -> dict:
         "registers": o.registers,
         "spills": o.spills,
         "stopped_early": o.stopped_early,  # compiled to its SMEM only: registers/spills not compiled
+        "compile_seconds": round(o.seconds, 3),  # the compile's own, where it ran (a cached outcome: its first run)
+        "compile_peak_mb": o.peak_mb,  # its peak resident set (compiler or ptxas), where measured
         "blocks_per_sm": occ.blocks_per_sm if occ else None,
         "warps_per_sm": occ.warps_per_sm if occ else None,
         "occupancy": round(occ.occupancy, 4) if occ else None,
