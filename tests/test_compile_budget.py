@@ -208,10 +208,16 @@ def test_the_peak_memory_of_a_block_is_its_own_not_the_process_lifetime():
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the peak is read from /proc")
+    def resident_mb() -> int:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1]) // 1024 for line in fh if line.startswith("VmRSS:"))
+
     big = bytearray(300 * 2**20)  # 300 MB touched before the block: the lifetime mark
     big[::4096] = b"x" * len(big[::4096])
     del big
+    before = resident_mb()  # what the process holds anyway (a test worker holds torch and Triton)
     with peak_memory.measured() as peak:
         small = bytearray(40 * 2**20)
         small[::4096] = b"y" * len(small[::4096])
-    assert peak[0] is not None and 40 <= peak[0] < 300  # the reset forgot the 300 MB before it
+    # The block's own 40 MB on top of what was resident; the 300 MB before it is forgotten.
+    assert peak[0] is not None and before + 35 <= peak[0] < before + 250
