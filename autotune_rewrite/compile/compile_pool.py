@@ -58,14 +58,9 @@ def default_workers(available_mb: int | None = None) -> int:
 
 def _available_mb() -> int | None:
     """MemAvailable (Linux), in MB; None where it cannot be read."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) // 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    from autotune_rewrite.compile.peak_memory import proc_mb
+
+    return proc_mb("/proc/meminfo", "MemAvailable")
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -22,15 +22,21 @@ def _reset() -> bool:
         return False
 
 
-def _high_water_mb() -> int | None:
+def proc_mb(path: str, field: str) -> int | None:
+    """A kB field of a ``/proc`` file (``VmHWM`` of ``/proc/self/status``, ``MemAvailable`` of
+    ``/proc/meminfo``) in MB; None where it cannot be read."""
     try:
-        with open("/proc/self/status", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) // 1024
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _high_water_mb() -> int | None:
+    return proc_mb("/proc/self/status", "VmHWM")
 
 
 def _children_mb() -> int:
@@ -51,4 +57,4 @@ def measured() -> Iterator[list]:
         out[0] = None if mine is None else max(mine, child) if child > children else mine
 
 
-__all__ = ["measured"]
+__all__ = ["measured", "proc_mb"]

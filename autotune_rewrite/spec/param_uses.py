@@ -68,13 +68,8 @@ def arithmetic_only(kernel_source: str | None, kernel: str, names: set[str], dep
     helpers = set(module_functions(kernel_source)) - {kernel} if depth < 3 else set()
 
     def helper_arithmetic(call: ast.Call, arg: ast.AST) -> bool:
-        name = getattr(call.func, "id", None)
-        target = kernel_def(kernel_source, name) if name in helpers else None
-        if target is None or arg not in call.args:
-            return False
-        positional = [a.arg for a in target.args.posonlyargs + target.args.args]
-        i = call.args.index(arg)
-        return i < len(positional) and positional[i] in arithmetic_only(kernel_source, name, {positional[i]}, depth + 1)
+        return _lands_on(kernel_source, helpers, call, arg,
+                         lambda name, param: param in arithmetic_only(kernel_source, name, {param}, depth + 1))
     parents = _parents(fn)
     # names derived from each parameter through local assignments
     derived: dict[str, set[str]] = {n: {n} for n in names}
@@ -156,13 +151,8 @@ def flags_of(kernel_source: str | None, kernel: str, names: set[str], depth: int
     helpers = set(module_functions(kernel_source)) - {kernel} if depth < 3 else set()
 
     def helper_flag(call: ast.Call, arg: ast.AST) -> bool:
-        name = getattr(call.func, "id", None)
-        target = kernel_def(kernel_source, name) if name in helpers else None
-        if target is None or arg not in call.args:
-            return False
-        positional = [a.arg for a in target.args.posonlyargs + target.args.args]
-        i = call.args.index(arg)
-        return i < len(positional) and positional[i] in flags_of(kernel_source, name, {positional[i]}, depth + 1)
+        return _lands_on(kernel_source, helpers, call, arg,
+                         lambda name, param: param in flags_of(kernel_source, name, {param}, depth + 1))
 
     def flag_use(occ: ast.Name, parents: dict[int, ast.AST]) -> bool:
         child, parent = occ, parents.get(id(occ))
@@ -341,6 +331,18 @@ def _is_dtype(expr: ast.expr) -> bool:
     """``tl.float32``, ``tl.bfloat16``, ``torch.float16``...: a dtype spelled out."""
     return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id in ("tl", "torch")
             and re.fullmatch(r"u?int\d+|float\d+(\w*)?|bfloat16|f(p|loat)8\w*|bool|int1", expr.attr) is not None)
+
+
+def _lands_on(kernel_source: str | None, helpers: set[str], call: ast.Call, arg: ast.AST, test) -> bool:
+    """Whether ``arg``, a positional argument of ``call`` to one of ``helpers`` (the module's
+    ``@triton.jit`` functions), lands on a parameter that ``test(helper, parameter)`` accepts."""
+    name = getattr(call.func, "id", None)
+    target = kernel_def(kernel_source, name) if name in helpers else None
+    if target is None or arg not in call.args:
+        return False
+    positional = [a.arg for a in target.args.posonlyargs + target.args.args]
+    i = call.args.index(arg)
+    return i < len(positional) and test(name, positional[i])
 
 
 def used_only(kernel_source: str | None, kernel: str, names: set[str], use) -> set[str]:
