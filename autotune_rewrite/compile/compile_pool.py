@@ -25,6 +25,7 @@ from autotune_rewrite import interrupts, tempdirs
 from autotune_rewrite import resources
 from autotune_rewrite.compile.compile_cache import CompileCache, current_toolchain, job_key
 from autotune_rewrite.compile import budget
+from autotune_rewrite.compile.peak_memory import proc_mb
 from autotune_rewrite.compile.crosscompile import (
     compile_job, compiled_in_this_process, fp_fusion_setting, over_budget_outcome,
 )
@@ -58,8 +59,6 @@ def default_workers(available_mb: int | None = None) -> int:
 
 def _available_mb() -> int | None:
     """MemAvailable (Linux), in MB; None where it cannot be read."""
-    from autotune_rewrite.compile.peak_memory import proc_mb
-
     return proc_mb("/proc/meminfo", "MemAvailable")
 
 
