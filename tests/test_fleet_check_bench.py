@@ -55,3 +55,18 @@ def test_timed_configs_compare_in_order():
     assert bench.compare_timed(["a", "b"], ["a", "b"])["timed_identical"] is True
     assert bench.compare_timed(["a", "b"], ["a"])["timed_identical"] is False
     assert bench.label({"BLOCK": 16}, 4, 2) == "BLOCK=16 w4 s2"
+
+
+def test_the_product_built_kernel_is_patched_and_checked_without_a_gpu(tmp_path, capsys):
+    # The same matmul, its configs a device-filtered product: one condition (dead on both
+    # targets) and sm_120's guard; sm_90 times exactly what launched there before.
+    bench = _load(BENCH, "fleet_check_product")
+    kernels = BENCH.parents[1] / "kernels" / "fleet_product"
+    assert bench.main(["--no-gpu", "--work", str(tmp_path), "--kernels", str(kernels)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # One decision per target branch (the filter asks the device), both dropping the tile dead on both.
+    assert [d["dropped"] for d in doc["patch"]["decisions"]] == [["BLOCK_M=256 BLOCK_N=256 BLOCK_K=64 w8 s4"]] * 2
+    assert doc["patch"]["decisions"][0]["guarded"] == {"sm_120": ["BLOCK_M=128 BLOCK_N=256 BLOCK_K=64 w8 s4"]}
+    assert "+    if not (n == 256 and r == 1)\n" in doc["patch"]["diff"]
+    assert doc["check_after"]["sm_90"] == {k: v for k, v in doc["check_before"]["sm_90"].items() if v}
+    assert all(doc["check_after"]["sm_120"].values()) and doc["ok"] is True
