@@ -61,8 +61,7 @@ def test_the_product_built_kernel_is_patched_and_checked_without_a_gpu(tmp_path,
     # The same matmul, its configs a device-filtered product: one condition (dead on both
     # targets) and sm_120's guard; sm_90 times exactly what launched there before.
     bench = _load(BENCH, "fleet_check_product")
-    kernels = BENCH.parents[1] / "kernels" / "fleet_product"
-    assert bench.main(["--no-gpu", "--work", str(tmp_path), "--kernels", str(kernels)]) == 0
+    assert bench.main(["--no-gpu", "--work", str(tmp_path), "--product"]) == 0
     doc = json.loads(capsys.readouterr().out)
     # One decision per target branch (the filter asks the device), both dropping the tile dead on both.
     assert [d["dropped"] for d in doc["patch"]["decisions"]] == [["BLOCK_M=256 BLOCK_N=256 BLOCK_K=64 w8 s4"]] * 2

@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -44,14 +45,48 @@ def label(kwargs: dict, num_warps: int, num_stages: int) -> str:
     return f"{meta} w{num_warps} s{num_stages}".strip()
 
 
-def patch(work: Path, archs=FLEET, kernels: Path = KERNELS) -> dict:
-    """Copies the kernel folder to ``work/original`` and ``work/patched`` and writes the fleet
-    prune into the patched one. -> what was decided and the diff."""
+# ``--product``: the same kernel with its configs written as kernel libraries and Triton's
+# fused-attention tutorial write them, a product of loops filtered by a test of the device (sm_90
+# times only the 8-warp tiles), so each target takes its own list and no loop element can go
+# alone: the prune adds a condition for the tile dead on both targets and a guard for the one
+# dead on sm_120 only.
+PRODUCT = '''def _keep(c):  # sm_90 times only the 8-warp tiles
+    return torch.cuda.get_device_capability()[0] != 9 or c.num_warps == 8
+
+
+CONFIGS = [
+    triton.Config({"BLOCK_M": n // r, "BLOCK_N": n, "BLOCK_K": 32 if n == 64 else 64},
+                  num_warps=4 if n == 64 else 8, num_stages=4 if n == 256 else 2)
+    for n in [64, 128, 256]
+    for r in [1, 2]
+    if r == 1 or n == 256
+]
+
+
+@triton.autotune(configs=list(filter(_keep, CONFIGS)), key=["M", "N", "K"])
+'''
+
+
+def as_product(text: str) -> str:
+    """``MODULE``'s text with its written config list replaced by ``PRODUCT``."""
+    decorator = re.compile(r"@triton\.autotune\(\n.*?\n\)\n", re.S)
+    assert decorator.search(text), f"{MODULE}: no multi-line @triton.autotune(...) to replace"
+    text = decorator.sub(lambda _: PRODUCT, text, count=1)
+    return text.replace("import triton\n", "import torch\nimport triton\n", 1)
+
+
+def patch(work: Path, archs=FLEET, product: bool = False) -> dict:
+    """Copies the kernel folder to ``work/original`` and ``work/patched`` (its configs as
+    ``PRODUCT`` with ``product``) and writes the fleet prune into the patched one. -> what was
+    decided and the diff."""
     from autotune_rewrite.rewrite.diff import run_rewrites
 
     for name in ("original", "patched"):
         shutil.rmtree(work / name, ignore_errors=True)
-        shutil.copytree(kernels, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(KERNELS, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        if product:
+            path = work / name / MODULE
+            path.write_text(as_product(path.read_text()))
     run = run_rewrites(work / "patched", "prune", archs=list(archs))
     for c in run.changes:
         with open(work / "patched" / c.path, "w", encoding="utf-8", newline="") as fh:
@@ -156,13 +191,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, help="folder for the two copies (default: a temporary one)")
     ap.add_argument("--no-gpu", action="store_true", help="patch and check only (no GPU needed)")
-    ap.add_argument("--kernels", type=Path, default=KERNELS,
-                    help=f"the kernel folder ({MODULE} with {KERNEL} and its launch spec); default: {KERNELS.name}/")
+    ap.add_argument("--product", action="store_true",
+                    help="the kernel's configs as a device-filtered product of loops (PRODUCT)")
     args = ap.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="fleet-check-"))
     work.mkdir(parents=True, exist_ok=True)
-    doc: dict = {"fleet": list(FLEET), "kernel": f"{args.kernels.name}/{MODULE}::{KERNEL}"}
-    doc["patch"] = patch(work, kernels=args.kernels)
+    doc: dict = {"fleet": list(FLEET), "kernel": f"{MODULE}::{KERNEL}",
+                 "configs": "product" if args.product else "list"}
+    doc["patch"] = patch(work, product=args.product)
     if doc["patch"]["failed"] or not doc["patch"]["diff"]:
         print(json.dumps(doc, indent=2))
         return 2

@@ -2,8 +2,8 @@
 # On the H200 device machine, in one call (well under 3 minutes): the fleet-safe prune for
 # sm_120 + sm_90 patched into a copy of benchmarks/kernels/fleet/, check of both copies (CPU
 # cross-compiles), then the original and patched kernels autotuned on the GPU: the configs
-# timed must be the same and the outputs bit-identical; then the same for kernels/fleet_product/,
-# whose configs are a device-filtered product (issue 21's shape). Carry .whl (libcst/gitpython/tomlkit
+# timed must be the same and the outputs bit-identical; then the same with the kernel's configs
+# written as a device-filtered product (--product, issue 21's shape). Carry .whl (libcst/gitpython/tomlkit
 # wheels for the image's Python 3.12). JSON and logs go to $OUT.
 set -u
 . benchmarks/device/env.sh
@@ -20,7 +20,7 @@ echo "fleet check exit $rc in $(( $(date +%s) - start )) s" | tee -a "$out/fleet
 # The same matmul with its configs a device-filtered product (one condition + sm_120's guard).
 mkdir -p "$out/product"
 OUT="$out/product" timeout 170 python3 benchmarks/device/fleet_check.py --work /tmp/fleet-work-product \
-  --kernels benchmarks/kernels/fleet_product > "$out/fleet_check_product.stdout" 2> "$out/fleet_check_product.log"
+  --product > "$out/fleet_check_product.stdout" 2> "$out/fleet_check_product.log"
 echo "product fleet check exit $?" | tee -a "$out/fleet_check.log"
 cp /tmp/fleet-work/patched/fleet_gemm.py "$out/fleet_gemm.patched.py" 2>/dev/null
 grep -E '"(timed_identical|best_before|best_after|outputs_bit_identical|ok)"' "$out/fleet_check.stdout"
