@@ -76,13 +76,19 @@ def product_site(blocks: str = "[64, 128]", stages: str = "[2, 4]", filter_line:
             f'{body}    ],\n    key=["D"],\n)')
 
 
-def gets_condition_after(tmp_path, cache, src: str, line: str) -> str:
-    """``diff`` adds ``CONDITION`` on a line of its own after ``line``, and the patch applies: the
-    patched text."""
+def pruned(tmp_path, cache, src: str):
+    """``diff`` of a repository holding ``proj.py`` = ``src``, no kernel failed: (root, the run,
+    proj.py's patched text)."""
     root = repo(tmp_path, {"proj.py": src})
     run, changed = diff(root, cache)
     assert not run.failed, [why(f) for _, f in run.failed]
-    after = changed["proj.py"].after
+    return root, run, changed["proj.py"].after
+
+
+def gets_condition_after(tmp_path, cache, src: str, line: str) -> str:
+    """``diff`` adds ``CONDITION`` on a line of its own after ``line``, and the patch applies: the
+    patched text."""
+    root, run, after = pruned(tmp_path, cache, src)
     assert after == src.replace(f"{line}\n", f"{line}\n        {CONDITION}\n")
     _applies(root, run)
     return after
@@ -100,10 +106,8 @@ def test_clauses_ended_by_backslashes_get_a_new_clause_in_the_same_style(tmp_pat
     # Each clause line ends with a backslash (as Triton's tutorials write their configs): the
     # added clause does too, and the old backslash ends it, so every line keeps the file's style.
     src = kernel('@triton.autotune(configs=CONFIGS, key=["D"])', above=BACKSLASHED)
-    root = repo(tmp_path, {"proj.py": src})
-    run, changed = diff(root, cache)
-    assert not run.failed, [why(f) for _, f in run.failed]
-    assert changed["proj.py"].after == src.replace(
+    root, run, after = pruned(tmp_path, cache, src)
+    assert after == src.replace(
         "    for s in [2, 4]\\\n]", "    for s in [2, 4]\\\n    if not (bd == 128 and s == 4)\\\n]")
     _applies(root, run)
 
@@ -126,10 +130,8 @@ ONE_LINE = "\nC = [triton.Config({'BLOCK_D': b}, num_stages=s) for b in [64, 128
 
 def test_a_one_line_comprehension_has_its_or_filter_parenthesised_and_extended(tmp_path, cache):
     src = kernel('@triton.autotune(configs=C, key=["D"])', above=ONE_LINE)
-    root = repo(tmp_path, {"proj.py": src})
-    run, changed = diff(root, cache)
-    assert not run.failed, [why(f) for _, f in run.failed]
-    assert changed["proj.py"].after == src.replace(
+    _, run, after = pruned(tmp_path, cache, src)
+    assert after == src.replace(
         "if b < 256 or s < 2]", "if (b < 256 or s < 2) and not (b == 128 and s == 4)]")
     assert "extended the `if` of the innermost `for`" in rewrite_note(run.notes[0])
 
@@ -223,11 +225,9 @@ CONFIGS = [
 
 def test_rows_a_later_filter_drops_may_go_either_way(tmp_path, cache):
     src = kernel('@triton.autotune(configs=list(filter(_keep, CONFIGS)), key=["D"])', above=FILTERED)
-    root = repo(tmp_path, {"proj.py": src})
-    run, changed = diff(root, cache)
-    assert not run.failed, [why(f) for _, f in run.failed]
+    root, run, after = pruned(tmp_path, cache, src)
     # Dead: 128 s4, 256 s4 (256 s2 never reaches the autotuner). No element makes dead configs only.
-    assert changed["proj.py"].after == src.replace(
+    assert after == src.replace(
         "for s in [2, 4]\n]", "for s in [2, 4]\n    if not (bd >= 128 and s == 4)\n]")
     [note] = run.notes
     assert (note.kept, note.free) == (3, 1)
