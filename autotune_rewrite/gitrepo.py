@@ -40,6 +40,11 @@ class Worktree:
     prunable: bool
 
 
+# No git call of ours should take this long (a worktree of a large checkout takes seconds); one
+# that does (a lock held, a filesystem hung) is killed and reads as a failed git command.
+GIT_TIMEOUT_S = 600
+
+
 def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = True,
          env: dict[str, str] | None = None) -> str:
     """``git <args>`` in ``cwd``; raises git.GitCommandError (or GitCommandNotFound). Every call
@@ -48,11 +53,11 @@ def _run(cwd: Path | str, *args: str, stdin: str | None = None, strip: bool = Tr
     cmd = git.Git(str(cwd))
     argv = ["git", *(() if args[:1] == ("--no-optional-locks",) else ("--no-optional-locks",)), *args]
     if stdin is None:
-        return cmd.execute(argv, strip_newline_in_stdout=strip, env=env)
+        return cmd.execute(argv, strip_newline_in_stdout=strip, env=env, kill_after_timeout=GIT_TIMEOUT_S)
     with tempfile.TemporaryFile() as fh:  # GitPython feeds stdin from a file object
         fh.write(stdin.encode("utf-8"))
         fh.seek(0)
-        return cmd.execute(argv, istream=fh, strip_newline_in_stdout=strip)
+        return cmd.execute(argv, istream=fh, strip_newline_in_stdout=strip, kill_after_timeout=GIT_TIMEOUT_S)
 
 
 def _try(cwd: Path | str, *args: str) -> str | None:

@@ -74,11 +74,14 @@ def _wait(proc: subprocess.Popen, timeout: float | None):
         time.sleep(0.2)
 
 
-def scan_resolved(repo: Path, cache: Path, dump: Path | None) -> dict:
+def scan_resolved(repo: Path, cache: Path, dump: Path | None, timeout: float | None = None) -> dict:
     """The locator's own share: sites whose configs ``scan --arch sm_120`` resolves."""
     cmd = [sys.executable, "-m", "autotune_rewrite", "scan", str(repo), "--arch", "sm_120", "--format", "json"]
     env = dict(os.environ, AUTOTUNE_REWRITE_CACHE_DIR=str(cache))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": [f"scan did not finish in {timeout:.0f} s"]}
     if proc.returncode not in (0, 1):
         return {"error": proc.stderr.strip().splitlines()[-1:] or ["exit %d" % proc.returncode]}
     if dump:
@@ -162,7 +165,7 @@ def main() -> None:
     for repo in repos:
         table_file = HERE / "coverage" / f"{repo.name}.toml"
         table = tomllib.loads(table_file.read_text())["assume"] if table_file.exists() else {}
-        row = {"repo": repo.name, "scan_sm_120": scan_resolved(repo, Path(args.cache), args.dump)}
+        row = {"repo": repo.name, "scan_sm_120": scan_resolved(repo, Path(args.cache), args.dump, args.timeout)}
         for label, assume in (("zero_config", {}), ("assume_table", table)):
             if label == "assume_table" and not table:
                 continue
