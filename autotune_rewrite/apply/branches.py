@@ -121,7 +121,7 @@ def apply_variants(
                     (kr, ctx), = members
                     subject, body = ctx["subject"], templating.pr_body(ctx)
                 else:
-                    subject = _group_title(group, krs, run)
+                    subject = templating.group_subject(krs[0].site.path if group == "file" else None, len(krs), run)
                     body = templating.group_pr_body(subject, members, run)
                 idents = ", ".join(f"{run.prefix}{kr.site.ident}" for kr in krs)
                 branches.append(Branch(name, sha, str(body_path), subject, idents, run.variant))
@@ -170,11 +170,6 @@ def _grouped(made: list, group: str, wt: Git, base_sha: str, repo: Git) -> list:
             continue
         out.append((group_branch_name(group, key, targets, variant), head, [e[2][0] for e in entries], entries[0][3]))
     return out
-
-
-def _group_title(group: str, krs: Sequence[KernelRewrite], run: RewriteRun) -> str:
-    where = f"{run.prefix}{krs[0].site.path}" if group == "file" else "the repository"
-    return f"{run.variant} for {', '.join(run.targets)}: {len(krs)} kernels of {where}"
 
 
 def _check_writable(folder: Path, what: str) -> None:

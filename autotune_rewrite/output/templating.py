@@ -202,6 +202,13 @@ def pr_body(ctx: dict) -> str:
     return render("pr_body.md.j2", ctx)
 
 
+def group_subject(path: str | None, count: int, run) -> str:
+    """A group branch's title: ``prune for sm_120: 2 kernels of ops/gemm.py`` (``path`` None: the
+    repository's)."""
+    where = f"{run.prefix}{path}" if path is not None else "the repository"
+    return f"{run.variant} for {', '.join(run.targets)}: {count} kernels of {where}"
+
+
 def group_pr_body(title: str, members: list[tuple[object, dict]], run) -> str:
     """One PR body for a group's branch (``apply --group``): a table of its kernels (configs
     before and after, what was dropped and guarded), then each kernel's own body as a section.
