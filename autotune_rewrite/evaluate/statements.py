@@ -16,7 +16,7 @@ from autotune_rewrite.evaluate.operations import BINOPS, short
 from autotune_rewrite.evaluate import optional_imports
 from autotune_rewrite.evaluate.device import TargetQuery
 from autotune_rewrite.evaluate.values import (
-    MAX_DEPTH, Break, Continue, Function, Opaque, Pending, Return, RunTimeArguments, Unresolved, bind, iterable,
+    MAX_DEPTH, Break, Continue, Function, Opaque, Pending, Return, LaunchArguments, Unresolved, bind, iterable,
 )
 
 AUG_OPS = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
@@ -27,8 +27,8 @@ class HelperCalls:
     """Mixin for ``Evaluator``: calling ``Function`` values."""
 
     def call(self, fn: Function, args: list, kwargs: dict):
-        if len(args) >= 2 and isinstance(args[1], RunTimeArguments) and isinstance(args[0], list):
-            # A pruner: one that cannot run statically (it reads the launch's arguments) keeps
+        if len(args) >= 2 and isinstance(args[1], LaunchArguments) and isinstance(args[0], list):
+            # A pruner: one that cannot run statically (reading the launch's arguments, say) keeps
             # every config it is given, as the site's own such pruner is taken to (early_prune).
             # So a pruner that narrows the configs and hands them to such a one is still run.
             try:

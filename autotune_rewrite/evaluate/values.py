@@ -12,6 +12,7 @@ from typing import Any
 
 import libcst as cst
 
+from autotune_rewrite.evaluate import unknowns
 from autotune_rewrite.model import ConfigValue, Span
 
 MAX_ITEMS = 4096  # bigger lists are not config sets; stop before a runaway loop
@@ -24,9 +25,13 @@ class Unresolved(Exception):
     """The expression cannot be evaluated statically; the message says why."""
 
 
-class RunTimeArguments(dict):
-    """The launch's arguments handed to an ``early_config_prune`` (``locate/early_prune``):
-    none known statically. A helper called with them is a pruner (``statements.HelperCalls``)."""
+class LaunchArguments(dict):
+    """``named_args``: the launch's arguments by name that ``locate/early_prune`` hands an
+    ``early_config_prune``, none of them known statically. A helper called with them is a pruner
+    (``statements.HelperCalls``)."""
+
+    def __missing__(self, key):
+        raise Unresolved(unknowns.launch_arguments(str(key)))
 
 
 class Pending(Unresolved):

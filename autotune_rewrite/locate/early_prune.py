@@ -14,18 +14,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from autotune_rewrite.evaluate import Function, Pending, Unresolved, unknowns
-from autotune_rewrite.evaluate.values import RunTimeArguments
+from autotune_rewrite.evaluate import Function, Pending, Unresolved
+from autotune_rewrite.evaluate.values import LaunchArguments
 from autotune_rewrite.evaluate.device import TargetQuery
 
 KEY = "early_config_prune"
-
-
-class LaunchArguments(RunTimeArguments):
-    """``named_args``: the launch's arguments by name, none of them known statically."""
-
-    def __missing__(self, key):
-        raise Unresolved(unknowns.launch_arguments(str(key)))
 
 
 def pruner_node(prune: cst.BaseExpression | None) -> cst.BaseExpression | None:
