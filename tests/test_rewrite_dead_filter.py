@@ -17,7 +17,7 @@ from projection_kernel import PROJECTION_SETTINGS
 from projection_repo import diff, formatted, kernel, patched, repo
 
 from autotune_rewrite.output.explain_rewrite import fact, rewrite_note, why
-from autotune_rewrite.rewrite.facts import FilterNote
+from autotune_rewrite.rewrite.facts import FilterNote, Keeper
 from autotune_rewrite.unified_diff import unified_diff
 
 CONDITION = "if not (bd == 128 and s == 4)"
@@ -177,7 +177,7 @@ def test_a_list_a_kernel_outside_the_run_reads_stays_and_this_kernel_guards_its_
     assert "kept in the list for other.py::proj_kernel" in after  # the guard's own comment says why
     [kernel_run] = run.kernels
     [guarded] = kernel_run.decision.guarded
-    assert guarded.kept_for == "other.py::proj_kernel, which this run does not rewrite"
+    assert guarded.kept_for == Keeper("other.py::proj_kernel", decided=False)  # not rewritten in this run
     assert fact(guarded).startswith("keep BLOCK_D=128 w4 s4 in the list for other.py::proj_kernel, which this run "
                                     "does not rewrite; prune it for this kernel on sm_120")
     assert [c.label() for c in kernel_run.recheck[0].site.configs] == [
@@ -204,7 +204,7 @@ def test_a_config_one_reader_launches_stays_in_the_list_and_the_other_guards_it(
     assert not run.failed, [why(f) for _, f in run.failed]
     assert set(changed) == {"proj.py"}
     by = {k.site.ident: k.decision for k in run.kernels}
-    assert [g.kept_for for g in by["proj.py::proj_kernel"].guarded] == ["other.py::proj_kernel, which keeps it"]
+    assert [g.kept_for for g in by["proj.py::proj_kernel"].guarded] == [Keeper("other.py::proj_kernel", decided=True)]
     other = by["other.py::proj_kernel"]  # nothing to change for it: every config it reads launches
     assert not other.dropped and not other.guarded
     _applies(root, run)

@@ -60,8 +60,9 @@ def _(f: rf.Guarded) -> str:
         return (f"keep {f.config.label()} in the list and prune it on {where} (a device-aware early_config_prune), "
                 f"since {since}: {_refused(f.refused)}")
     if f.kept_for:
-        return (f"keep {f.config.label()} in the list for {f.kept_for}; prune it for this kernel on {where} "
-                f"(a device-aware early_config_prune): {_refused(f.refused)}")
+        why = "which keeps it" if f.kept_for.decided else "which this run does not rewrite"
+        return (f"keep {f.config.label()} in the list for {f.kept_for.name}, {why}; prune it for this kernel "
+                f"on {where} (a device-aware early_config_prune): {_refused(f.refused)}")
     return (f"keep {f.config.label()} for the other targets, prune it on {where} only (a device-aware "
             f"early_config_prune): {_refused(f.refused)}")
 

@@ -52,6 +52,16 @@ class Dropped:
 
 
 @dataclass(frozen=True)
+class Keeper:
+    """Another reader of a config list that keeps one of its configs (``rewrite/shared_lists``):
+    its name (``path::kernel``, ``path::kernel on sm_90`` for a branch), and whether this run
+    decided it (it keeps the config) or does not rewrite it (it keeps every config it reads)."""
+
+    name: str
+    decided: bool
+
+
+@dataclass(frozen=True)
 class Guarded:
     """A config that cannot launch on some of the fleet's targets only (for no launch spec
     there), or on all of them where another kernel reading the list launches it: it stays in the
@@ -64,7 +74,7 @@ class Guarded:
     # Dead on every target of this kernel, but another kernel reads the same list and launches
     # it (``path::kernel``, or ``path::kernel on sm_90`` for a branch): the list keeps it for that
     # one, and this kernel's guard prunes it on every target (``rewrite/shared_lists``).
-    kept_for: str = ""
+    kept_for: Keeper | None = None
     # Dead on every target, but the list has no edit that drops it alone (``inplace``: every
     # element making it also makes a launchable config, say): the guard prunes it instead.
     in_place: NoInPlaceEdit | None = None

@@ -68,7 +68,7 @@ def guard_reason(g: Guarded, arch: str, many_specs: bool) -> str:
             continue
         text = _short(r.refusal) if r.refusal is not None else "cannot launch"
         parts.append(f"{text} ({r.spec})" if many_specs else text)
-    kept = (f"; kept in the list for {g.kept_for.split(',')[0]}" if g.kept_for else
+    kept = (f"; kept in the list for {g.kept_for.name}" if g.kept_for else
             "; the list has no edit that drops it alone" if g.in_place is not None else "")
     return "; ".join(dict.fromkeys(parts)) + kept
 

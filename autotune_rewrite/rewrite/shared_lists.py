@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from autotune_rewrite.model import AutotuneSite
 from autotune_rewrite.rewrite.decision import Decision, source_key
+from autotune_rewrite.rewrite.facts import Keeper
 from autotune_rewrite.rewrite.inplace import User
 
 # A decision's group: the site's ident and, for a kernel whose configs are chosen per target,
@@ -48,16 +49,15 @@ def others(group: Group, everyone: Sequence[tuple[Group, User]]) -> tuple[User, 
     return tuple(u for (i, targets), u in everyone if i != ident or (mine and not mine & set(targets)))
 
 
-def kept_elsewhere(group: Group, everyone: Sequence[tuple[Group, User]]) -> dict[tuple, str]:
-    """The configs (``source_key``) another reader keeps, each with the first such reader and why
-    it keeps it (``Guarded.kept_for``)."""
-    out: dict[tuple, str] = {}
+def kept_elsewhere(group: Group, everyone: Sequence[tuple[Group, User]]) -> dict[tuple, Keeper]:
+    """The configs (``source_key``) another reader keeps, each with the first such reader
+    (``Guarded.kept_for``)."""
+    out: dict[tuple, Keeper] = {}
     for u in others(group, everyone):
-        why = "which keeps it" if u.decided else "which this run does not rewrite"
         for c in u.configs:
             key = source_key(c, u.site_path)
             if key not in u.drops:
-                out.setdefault(key, f"{u.name}, {why}")
+                out.setdefault(key, Keeper(u.name, u.decided))
     return out
 
 

@@ -61,6 +61,7 @@ from autotune_rewrite.rewrite.facts import (
     Fact,
     Guarded,
     KeptForSpec,
+    Keeper,
     KeptNotKnown,
     KeptLaunchable,
     Measured,
@@ -108,7 +109,7 @@ def decide(
     reports: Sequence[KernelReport],
     candidates: Sequence[KernelReport] = (),
     bench: BenchTimes | None = None,
-    kept_elsewhere: Mapping[tuple, str] | None = None,
+    kept_elsewhere: Mapping[tuple, Keeper] | None = None,
     guard_instead: NoInPlaceEdit | None = None,
 ) -> Decision:
     """Choose ``variant``'s config list for ``site`` from the check stage's reports.
@@ -161,7 +162,7 @@ def decide(
         reader = (kept_elsewhere or {}).get(source_key(c, site.path)) if variant in FLEET_VARIANTS else None
         if len(dead) == len(targets) and (reader or (guard_instead and variant in FLEET_VARIANTS)):
             retained.append(p)
-            guarded.append(Guarded(c, dead, refused(ev), kept_for=reader or "", in_place=None if reader else guard_instead))
+            guarded.append(Guarded(c, dead, refused(ev), kept_for=reader, in_place=None if reader else guard_instead))
             continue
         if len(dead) == len(targets) or variant not in FLEET_VARIANTS:
             dropped.append(Dropped(c, CANNOT_LAUNCH, refused(ev)))
